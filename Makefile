@@ -1,0 +1,38 @@
+# The two README commands. Both create .venv on first use, so a fresh clone needs nothing else.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+
+.PHONY: demo test bench clean-cache lint
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $@ $(STAMP_RUN)
+
+demo: $(STAMP_RUN)
+	$(PY) -m dtjit.demo
+
+test: $(STAMP_TEST)
+	$(PY) -m pytest -q
+
+bench: $(STAMP_TEST)
+	$(PY) benchmarks/bench_fit_predict.py
+
+lint: $(STAMP_TEST)
+	$(PY) -m pip install --quiet ruff
+	$(PY) -m ruff check dtjit tests benchmarks
+
+# numba's on-disk cache is keyed on the defining file only: clear it after editing _jit.py
+# or a kernel that another module's kernel calls.
+clean-cache:
+	find dtjit -name '__pycache__' -type d -prune -exec rm -rf {} +

@@ -1,0 +1,488 @@
+"""Level-wise (breadth-first) and best-first tree builders over presorted segments.
+
+Both builders share two steps, applied to a *batch* of nodes:
+
+1. :func:`evaluate_batch`: stopping rules, candidate features, the best split of every
+   (node, feature) pair, a deterministic reduction (strictly better wins, so ties go to the
+   lowest feature index, then the lowest threshold), the children's impurities and the
+   ``min_impurity_decrease`` test.
+2. :func:`apply_splits`: children appended in batch order, their statistics, and the stable
+   partition of every feature's segments.
+
+The level-wise builder's batch is a whole level, so node ids come out in breadth-first order
+by construction. The best-first builder (``max_leaf_nodes``) expands one node at a time in
+order of improvement and renumbers to breadth-first order at the end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._criterion import impurity_improvement, node_impurity
+from ._jit import EPSILON, PARALLEL_MIN_WORK, TREE_LEAF, TREE_UNDEFINED, kernel
+from ._splitter import (
+    NO_SPLIT,
+    best_splits_parallel,
+    best_splits_serial,
+    draw_candidate_features,
+    partition_parallel,
+    partition_serial,
+    segment_stats,
+)
+
+INITIAL_CAPACITY = 64
+
+
+@kernel
+def grow(a, capacity, fill):
+    """Return ``a`` copied into a larger array of ``capacity`` rows, new rows set to ``fill``."""
+    out = np.empty((capacity,) + a.shape[1:], dtype=a.dtype)
+    out[: a.shape[0]] = a
+    out[a.shape[0] :] = fill
+    return out
+
+
+@kernel
+def evaluate_batch(
+    nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+    sorted_idx, sorted_val, code, contrib, sample_weight, y, is_regression, n_sweep,
+    criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+    min_impurity_decrease, max_features, weight_root, rng_state, parallel,
+):  # fmt: skip
+    """Find the split of every node of a batch, or decide it is a leaf.
+
+    Returns
+    -------
+    split_feature : ndarray of int32
+        Chosen feature per batch node, ``-1`` for a leaf.
+    split_pos : ndarray of int64
+        First position of the right child in the node's segment.
+    split_threshold, improvement : ndarray of float64
+        Threshold and weighted impurity decrease of the chosen split.
+
+    Notes
+    -----
+    Leaf rules, in scikit-learn's order: ``depth >= max_depth``, ``n < min_samples_split``,
+    ``n < 2 * min_samples_leaf``, ``W < 2 * min_weight_leaf``, ``impurity <= EPSILON``; then no
+    valid candidate, or ``improvement + EPSILON < min_impurity_decrease``.
+    Random numbers (``max_features``) are drawn here, serially, in batch order.
+    """
+    n_features = sorted_idx.shape[0]
+    n_batch = nodes.shape[0]
+    n_stats = node_stats.shape[1]
+    split_feature = np.full(n_batch, -1, dtype=np.int32)
+    split_pos = np.zeros(n_batch, dtype=np.int64)
+    split_threshold = np.zeros(n_batch, dtype=np.float64)
+    improvement = np.zeros(n_batch, dtype=np.float64)
+
+    searched = np.empty(n_batch, dtype=np.int64)
+    n_searched = 0
+    work = 0
+    for k in range(n_batch):
+        node = nodes[k]
+        n = node_end[node] - node_start[node]
+        if (
+            node_depth[node] >= max_depth
+            or n < min_samples_split
+            or n < 2 * min_samples_leaf
+            or node_weight[node] < 2.0 * min_weight_leaf
+            or node_impurity_[node] <= EPSILON
+        ):
+            continue
+        searched[n_searched] = k
+        n_searched += 1
+        work += n
+    if n_searched == 0:
+        return split_feature, split_pos, split_threshold, improvement
+    searched = searched[:n_searched]
+    search_nodes = np.empty(n_searched, dtype=np.int64)
+    for s in range(n_searched):
+        search_nodes[s] = nodes[searched[s]]
+
+    candidate = np.empty((n_searched, n_features), dtype=np.uint8)
+    f_order = np.empty(n_features, dtype=np.int64)
+    for s in range(n_searched):
+        node = search_nodes[s]
+        draw_candidate_features(
+            f_order, max_features, node_start[node], node_end[node], sorted_val, rng_state,
+            candidate[s],
+        )  # fmt: skip
+
+    out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
+    out_pos = np.empty((n_searched, n_features), dtype=np.int64)
+    out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    if parallel and work * n_features >= PARALLEL_MIN_WORK:
+        best_splits_parallel(
+            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
+            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
+            min_weight_leaf, out_proxy, out_pos, out_threshold,
+        )  # fmt: skip
+    else:
+        best_splits_serial(
+            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
+            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
+            min_weight_leaf, out_proxy, out_pos, out_threshold,
+        )  # fmt: skip
+
+    left_stats = np.empty(n_stats, dtype=np.float64)
+    right_stats = np.empty(n_stats, dtype=np.float64)
+    for s in range(n_searched):
+        node = search_nodes[s]
+        best_f = -1
+        best_proxy = NO_SPLIT
+        for f in range(n_features):
+            if out_proxy[s, f] > best_proxy:
+                best_proxy = out_proxy[s, f]
+                best_f = f
+        if best_f < 0:
+            continue
+        start = node_start[node]
+        end = node_end[node]
+        pos = out_pos[s, best_f]
+        idx = sorted_idx[best_f]
+        weight_left = segment_stats(
+            idx, start, pos, code, contrib, sample_weight, y, is_regression, left_stats
+        )
+        weight_right = segment_stats(
+            idx, pos, end, code, contrib, sample_weight, y, is_regression, right_stats
+        )
+        gain = impurity_improvement(
+            node_impurity_[node],
+            node_impurity(criterion, left_stats, weight_left),
+            node_impurity(criterion, right_stats, weight_right),
+            weight_left,
+            weight_right,
+            node_weight[node],
+            weight_root,
+        )
+        if gain + EPSILON < min_impurity_decrease:
+            continue
+        k = searched[s]
+        split_feature[k] = best_f
+        split_pos[k] = pos
+        split_threshold[k] = out_threshold[s, best_f]
+        improvement[k] = gain
+    return split_feature, split_pos, split_threshold, improvement
+
+
+@kernel
+def apply_splits(
+    nodes, split_feature, split_pos, split_threshold, node_count,
+    feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+    node_stats, node_weight, node_impurity_,
+    sorted_idx, sorted_val, code, contrib, sample_weight, y, is_regression, criterion,
+    goes_left, parallel, n_chunks,
+):  # fmt: skip
+    """Split the batch nodes whose ``split_feature >= 0``; children get ids from ``node_count``.
+
+    The storage arrays must have room for two children per split node.
+
+    Returns
+    -------
+    int
+        The new node count.
+
+    Notes
+    -----
+    Children are appended in batch order, left before right, so ``right == left + 1`` and a
+    batch that is one level yields breadth-first ids. ``missing_left`` follows scikit-learn
+    for features without missing values: NaN goes to the child with more training samples.
+    """
+    n_batch = nodes.shape[0]
+    split_nodes = np.empty(n_batch, dtype=np.int64)
+    split_features = np.empty(n_batch, dtype=np.int32)
+    n_split = 0
+    max_segment = 0
+    work = 0
+    for k in range(n_batch):
+        f = split_feature[k]
+        if f < 0:
+            continue
+        node = nodes[k]
+        start = node_start[node]
+        end = node_end[node]
+        pos = split_pos[k]
+        idx = sorted_idx[f]
+        left_child = node_count
+        right_child = node_count + 1
+        node_count += 2
+        feature[node] = f
+        threshold[node] = split_threshold[k]
+        left[node] = left_child
+        right[node] = right_child
+        missing_left[node] = 1 if pos - start > end - pos else 0
+        for child, child_start, child_end in (
+            (left_child, start, pos),
+            (right_child, pos, end),
+        ):
+            node_start[child] = child_start
+            node_end[child] = child_end
+            node_depth[child] = node_depth[node] + 1
+            node_weight[child] = segment_stats(
+                idx, child_start, child_end, code, contrib, sample_weight, y, is_regression,
+                node_stats[child],
+            )  # fmt: skip
+            node_impurity_[child] = node_impurity(
+                criterion, node_stats[child], node_weight[child]
+            )
+        # The split feature is sorted, so its first pos - start samples are the left child.
+        for p in range(start, pos):
+            goes_left[idx[p]] = 1
+        for p in range(pos, end):
+            goes_left[idx[p]] = 0
+        split_nodes[n_split] = node
+        split_features[n_split] = f
+        n_split += 1
+        max_segment = max(max_segment, end - start)
+        work += end - start
+    if n_split > 0:
+        split_nodes = split_nodes[:n_split]
+        split_features = split_features[:n_split]
+        if parallel and work * sorted_idx.shape[0] >= PARALLEL_MIN_WORK:
+            partition_parallel(split_nodes, node_start, node_end, split_features, goes_left,
+                               sorted_idx, sorted_val, max_segment, n_chunks)  # fmt: skip
+        else:
+            partition_serial(split_nodes, node_start, node_end, split_features, goes_left,
+                             sorted_idx, sorted_val, max_segment)  # fmt: skip
+    return node_count
+
+
+@kernel
+def build(
+    sorted_idx, sorted_val, code, contrib, sample_weight, y, n_stats, n_sweep, criterion,
+    is_regression, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+    min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel, n_chunks,
+):  # fmt: skip
+    """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
+
+    Parameters
+    ----------
+    sorted_idx, sorted_val : ndarray, shape (n_features, n_samples)
+        Output of ``presort``; modified (segments are partitioned in place).
+    code, contrib, sample_weight, y : ndarray, shape (n_samples,)
+        Per-sample sweep code (int32), contribution, weight and regression target (float64).
+    n_stats, n_sweep : int
+        Length of a node's statistics vector and its swept prefix.
+    criterion : int
+        Criterion code.
+    is_regression : bool
+        Whether statistics hold ``sum(w*y), sum(w*y*y)``.
+    max_depth, min_samples_split, min_samples_leaf : int
+        Resolved stopping rules.
+    min_weight_leaf, min_impurity_decrease : float
+        Resolved stopping rules.
+    max_features : int
+        Features drawn per node.
+    max_leaf_nodes : int
+        Leaf budget; ``<= 0`` for unlimited (level-wise growth).
+    rng_state : ndarray of uint64, shape (1,)
+        Generator state for ``max_features``.
+    parallel : bool
+        Whether large batches may use threads.
+    n_chunks : int
+        Threads available to the partition.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``feature, threshold, left, right, missing_left, depth, node_stats, weight, impurity,
+        n_node_samples``, truncated to the node count. Node ids are breadth-first for
+        level-wise growth, creation order for best-first growth.
+
+    Notes
+    -----
+    No recursion: the frontier is an id range (level-wise) or a binary heap (best-first).
+    Storage grows by doubling. Cost per level: O(n_features * n_active) for the sweeps and the
+    partition, where ``n_active`` counts the samples of nodes still being split.
+    """
+    n_samples = sorted_idx.shape[1]
+    capacity = INITIAL_CAPACITY
+    feature = np.full(capacity, TREE_UNDEFINED, dtype=np.int32)
+    threshold = np.full(capacity, float(TREE_UNDEFINED), dtype=np.float64)
+    left = np.full(capacity, TREE_LEAF, dtype=np.int32)
+    right = np.full(capacity, TREE_LEAF, dtype=np.int32)
+    missing_left = np.zeros(capacity, dtype=np.uint8)
+    node_start = np.zeros(capacity, dtype=np.int64)
+    node_end = np.zeros(capacity, dtype=np.int64)
+    node_depth = np.zeros(capacity, dtype=np.int64)
+    node_stats = np.zeros((capacity, n_stats), dtype=np.float64)
+    node_weight = np.zeros(capacity, dtype=np.float64)
+    node_impurity_ = np.zeros(capacity, dtype=np.float64)
+    goes_left = np.zeros(n_samples, dtype=np.uint8)
+
+    node_end[0] = n_samples
+    node_weight[0] = segment_stats(
+        sorted_idx[0], 0, n_samples, code, contrib, sample_weight, y, is_regression,
+        node_stats[0],
+    )  # fmt: skip
+    node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
+    weight_root = node_weight[0]
+    node_count = 1
+
+    # Best-first frontier: a binary max-heap of (improvement, -node id) held in two arrays.
+    heap_node = np.empty(INITIAL_CAPACITY, dtype=np.int64)
+    heap_gain = np.empty(INITIAL_CAPACITY, dtype=np.float64)
+    heap_size = 0
+    pending_feature = np.full(capacity, -1, dtype=np.int32)
+    pending_pos = np.zeros(capacity, dtype=np.int64)
+    pending_threshold = np.zeros(capacity, dtype=np.float64)
+
+    best_first = max_leaf_nodes > 0
+    batch = np.zeros(1, dtype=np.int64)  # the root
+    splits_left = max_leaf_nodes - 1
+    while batch.shape[0] > 0:
+        split_feature, split_pos, split_threshold, gain = evaluate_batch(
+            batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+            sorted_idx, sorted_val, code, contrib, sample_weight, y, is_regression, n_sweep,
+            criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+            min_impurity_decrease, max_features, weight_root, rng_state, parallel,
+        )  # fmt: skip
+        if best_first:
+            # Queue the splittable nodes, then expand the best one of the whole frontier.
+            for k in range(batch.shape[0]):
+                if split_feature[k] < 0:
+                    continue
+                node = batch[k]
+                pending_feature[node] = split_feature[k]
+                pending_pos[node] = split_pos[k]
+                pending_threshold[node] = split_threshold[k]
+                if heap_size == heap_node.shape[0]:
+                    heap_node = grow(heap_node, 2 * heap_size, 0)
+                    heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
+                heap_size = heap_push(heap_node, heap_gain, heap_size, node, gain[k])
+            if heap_size == 0 or splits_left <= 0:
+                break
+            node = heap_node[0]
+            heap_size = heap_pop(heap_node, heap_gain, heap_size)
+            splits_left -= 1
+            batch = np.full(1, node, dtype=np.int64)
+            split_feature = np.full(1, pending_feature[node], dtype=np.int32)
+            split_pos = np.full(1, pending_pos[node], dtype=np.int64)
+            split_threshold = np.full(1, pending_threshold[node], dtype=np.float64)
+
+        n_new = 0
+        for k in range(batch.shape[0]):
+            if split_feature[k] >= 0:
+                n_new += 2
+        if node_count + n_new > capacity:
+            capacity = max(2 * capacity, node_count + n_new)
+            feature = grow(feature, capacity, TREE_UNDEFINED)
+            threshold = grow(threshold, capacity, float(TREE_UNDEFINED))
+            left = grow(left, capacity, TREE_LEAF)
+            right = grow(right, capacity, TREE_LEAF)
+            missing_left = grow(missing_left, capacity, 0)
+            node_start = grow(node_start, capacity, 0)
+            node_end = grow(node_end, capacity, 0)
+            node_depth = grow(node_depth, capacity, 0)
+            node_stats = grow(node_stats, capacity, 0.0)
+            node_weight = grow(node_weight, capacity, 0.0)
+            node_impurity_ = grow(node_impurity_, capacity, 0.0)
+            if best_first:
+                pending_feature = grow(pending_feature, capacity, -1)
+                pending_pos = grow(pending_pos, capacity, 0)
+                pending_threshold = grow(pending_threshold, capacity, 0.0)
+        first_child = node_count
+        node_count = apply_splits(
+            batch, split_feature, split_pos, split_threshold, node_count,
+            feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+            node_stats, node_weight, node_impurity_,
+            sorted_idx, sorted_val, code, contrib, sample_weight, y, is_regression, criterion,
+            goes_left, parallel, n_chunks,
+        )  # fmt: skip
+        batch = np.arange(first_child, node_count).astype(np.int64)
+
+    n_node_samples = node_end[:node_count] - node_start[:node_count]
+    return (
+        feature[:node_count].copy(),
+        threshold[:node_count].copy(),
+        left[:node_count].copy(),
+        right[:node_count].copy(),
+        missing_left[:node_count].copy(),
+        node_depth[:node_count].copy(),
+        node_stats[:node_count].copy(),
+        node_weight[:node_count].copy(),
+        node_impurity_[:node_count].copy(),
+        n_node_samples,
+    )
+
+
+@kernel
+def heap_before(gain_a, node_a, gain_b, node_b):
+    """Order of the best-first frontier: larger improvement first, then the older node."""
+    return gain_a > gain_b or (gain_a == gain_b and node_a < node_b)
+
+
+@kernel
+def heap_push(heap_node, heap_gain, size, node, gain):
+    """Insert ``node`` with priority ``gain``; the arrays must have room. Returns the new size."""
+    pos = size
+    heap_node[pos] = node
+    heap_gain[pos] = gain
+    while pos > 0:
+        parent = (pos - 1) // 2
+        if heap_before(heap_gain[pos], heap_node[pos], heap_gain[parent], heap_node[parent]):
+            heap_node[pos], heap_node[parent] = heap_node[parent], heap_node[pos]
+            heap_gain[pos], heap_gain[parent] = heap_gain[parent], heap_gain[pos]
+            pos = parent
+        else:
+            break
+    return size + 1
+
+
+@kernel
+def heap_pop(heap_node, heap_gain, size):
+    """Remove the top of the heap (read it from ``heap_node[0]`` first). Returns the new size."""
+    size -= 1
+    heap_node[0] = heap_node[size]
+    heap_gain[0] = heap_gain[size]
+    pos = 0
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap_before(
+            heap_gain[child + 1], heap_node[child + 1], heap_gain[child], heap_node[child]
+        ):
+            child += 1
+        if heap_before(heap_gain[child], heap_node[child], heap_gain[pos], heap_node[pos]):
+            heap_node[pos], heap_node[child] = heap_node[child], heap_node[pos]
+            heap_gain[pos], heap_gain[child] = heap_gain[child], heap_gain[pos]
+            pos = child
+        else:
+            break
+    return size
+
+
+@kernel
+def breadth_first_order(left, right):
+    """Node ids of a tree listed in breadth-first order (children left before right).
+
+    Returns
+    -------
+    ndarray of int64
+        ``order[new_id] = old_id``.
+    """
+    n = left.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    order[0] = 0
+    head = 0
+    tail = 1
+    while head < tail:
+        node = order[head]
+        head += 1
+        if left[node] != TREE_LEAF:
+            order[tail] = left[node]
+            order[tail + 1] = right[node]
+            tail += 2
+    return order
+
+
+@kernel
+def node_depths(left, right):
+    """Depth of every node of a tree whose children have larger ids than their parent."""
+    depth = np.zeros(left.shape[0], dtype=np.int64)
+    for node in range(left.shape[0]):
+        if left[node] != TREE_LEAF:
+            depth[left[node]] = depth[node] + 1
+            depth[right[node]] = depth[node] + 1
+    return depth

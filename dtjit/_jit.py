@@ -1,0 +1,112 @@
+"""Decorator presets, sentinels and criterion codes shared by every kernel module.
+
+Every compiled function in dtjit is declared with :data:`kernel` or :data:`parallel_kernel`,
+so the flags are set in one place and a test can check them:
+
+- ``cache=True``: compiled code is written next to the module and reused by later processes.
+  The cache is keyed on the *defining* file: after editing a kernel that another module's
+  kernel calls, clear ``__pycache__`` (``make clean-cache``).
+- ``fastmath=False``: missing values are NaN and the split search compares infinities,
+  so the no-NaN / no-inf assumptions of fastmath would silently change results.
+- ``nogil=True``: kernels release the GIL, so a user may fit several trees from threads.
+- ``error_model="numpy"``: division by zero gives inf/NaN like numpy instead of raising,
+  which keeps the compiled loops free of Python-exception checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+import numba
+import numpy as np
+
+KERNEL_OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
+
+kernel = numba.njit(**KERNEL_OPTIONS)
+parallel_kernel = numba.njit(parallel=True, **KERNEL_OPTIONS)
+
+# scikit-learn's sentinels: ``children_left == TREE_LEAF`` marks a leaf and leaves have
+# ``feature == threshold == TREE_UNDEFINED``.
+TREE_LEAF = -1
+TREE_UNDEFINED = -2
+
+# Adjacent feature values closer than this are not split (scikit-learn's FEATURE_THRESHOLD).
+# scikit-learn declares it float32 and adds it to float32 values, so the sum is rounded to
+# float32: above |x| ~ 1 only exactly equal values are merged. We reproduce that.
+FEATURE_THRESHOLD = np.float32(1e-7)
+
+# Tolerance of the leaf tests ``impurity <= EPSILON`` and
+# ``improvement + EPSILON < min_impurity_decrease`` (scikit-learn's EPSILON).
+EPSILON = float(np.finfo(np.float64).eps)
+
+# Criterion codes: compiled code sees integers, never strings.
+GINI = 0
+ENTROPY = 1
+SQUARED_ERROR = 2
+
+CRITERION_CODES = {
+    "gini": GINI,
+    "entropy": ENTROPY,
+    "log_loss": ENTROPY,
+    "squared_error": SQUARED_ERROR,
+}
+
+# Work (rows x features) below which a parallel region costs more than it saves. On the
+# 2-vCPU machines we measured, entering a parallel region with numba's default OpenMP layer
+# costs microseconds when threads are hot and milliseconds when they have gone to sleep.
+PARALLEL_MIN_WORK = 1 << 17
+
+
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """Translate scikit-learn's ``n_jobs`` convention into a thread count.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` means 1; ``-1`` means all cores numba may use; ``-k`` means all but ``k - 1``.
+
+    Returns
+    -------
+    int
+        A thread count between 1 and ``numba.config.NUMBA_NUM_THREADS``.
+    """
+    available = numba.config.NUMBA_NUM_THREADS
+    if n_jobs is None:
+        return 1
+    if n_jobs == 0:
+        raise ValueError("n_jobs == 0 has no meaning; use None, a positive int or -1.")
+    if n_jobs < 0:
+        return max(1, available + 1 + n_jobs)
+    return min(int(n_jobs), available)
+
+
+@contextlib.contextmanager
+def numba_threads(n_threads: int) -> Iterator[int]:
+    """Run a block with numba's thread count set to ``n_threads``, restoring it afterwards.
+
+    Parameters
+    ----------
+    n_threads : int
+        Threads the parallel kernels of the block may use.
+
+    Yields
+    ------
+    int
+        The thread count in force.
+    """
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        yield n_threads
+    finally:
+        numba.set_num_threads(previous)
+
+
+def cpu_count() -> int:
+    """Return the number of CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,348 @@
+"""The storage contract (:class:`Tree`), its invariant checker, and model files."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from ._builder import node_depths
+from ._jit import TREE_LEAF, TREE_UNDEFINED
+
+FORMAT_NAME = "dtjit-model"
+FORMAT_VERSION = 1
+
+# name -> (dtype, ndim) of every per-node array; the order is the file order.
+NODE_ARRAYS: dict[str, tuple[np.dtype, int]] = {
+    "feature": (np.dtype(np.int32), 1),
+    "threshold": (np.dtype(np.float64), 1),
+    "left": (np.dtype(np.int32), 1),
+    "right": (np.dtype(np.int32), 1),
+    "value": (np.dtype(np.float64), 3),
+    "impurity": (np.dtype(np.float64), 1),
+    "n_node_samples": (np.dtype(np.int64), 1),
+    "weighted_n_node_samples": (np.dtype(np.float64), 1),
+    "missing_left": (np.dtype(np.uint8), 1),
+}
+
+
+class TreeFormatError(ValueError):
+    """A tree's arrays, or a model file, break the storage contract."""
+
+
+class Tree:
+    """A fitted binary decision tree stored as flat parallel arrays.
+
+    All arrays have length ``node_count``. Node ids are in breadth-first order: the root is 0,
+    and the children of the ``k``-th split node (in id order) are ``2k + 1`` (left) and
+    ``2k + 2`` (right). So every child id is larger than its parent's, all nodes of depth
+    ``d`` come before those of depth ``d + 1``, and ``right == left + 1``.
+
+    ==========================  =============================  ====================================
+    array                       dtype, shape                   meaning
+    ==========================  =============================  ====================================
+    ``feature``                 int32                          split feature; ``-2`` at leaves
+    ``threshold``               float64                        a row goes left iff
+                                                               ``x[feature] <= threshold``; ``-2``
+                                                               at leaves
+    ``left``, ``right``         int32                          child ids; ``-1`` at leaves
+    ``value``                   float64 (n, n_outputs,         class fractions (classification)
+                                max_n_classes)                 or mean target (regression)
+    ``impurity``                float64                        criterion value of the node
+    ``n_node_samples``          int64                          training rows reaching the node
+    ``weighted_n_node_samples`` float64                        their total sample weight
+    ``missing_left``            uint8                          1 if a NaN goes left at this split
+    ==========================  =============================  ====================================
+
+    The scikit-learn names are available too (``children_left``, ``children_right``,
+    ``missing_go_to_left``, ``node_count``, ``max_depth``, ``n_leaves``, ``n_outputs``,
+    ``n_classes``, ``max_n_classes``, ``n_features``), so ``sklearn.tree.export_text`` and
+    ``sklearn.tree.plot_tree`` read a dtjit estimator unchanged.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of features the tree was fitted on.
+    n_classes : array-like of int, shape (n_outputs,)
+        Classes per output; ``[1]`` for regression.
+    **arrays : ndarray
+        The arrays of the table above, with exactly those dtypes.
+
+    Raises
+    ------
+    TreeFormatError
+        If the arrays break any invariant (see :func:`check_tree`).
+    """
+
+    def __init__(self, *, n_features: int, n_classes: Any, **arrays: np.ndarray) -> None:
+        missing = set(NODE_ARRAYS) - set(arrays)
+        extra = set(arrays) - set(NODE_ARRAYS)
+        if missing or extra:
+            raise TreeFormatError(
+                f"Tree arrays: missing {sorted(missing)}, unexpected {sorted(extra)}."
+            )
+        self.n_features = int(n_features)
+        self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(-1)
+        for name in NODE_ARRAYS:
+            setattr(self, name, arrays[name])
+        check_tree(self)
+        self._depth = node_depths(self.left, self.right)
+
+    # scikit-learn vocabulary -------------------------------------------------------------
+    @property
+    def node_count(self) -> int:
+        """Number of nodes."""
+        return int(self.feature.shape[0])
+
+    capacity = node_count
+
+    @property
+    def children_left(self) -> np.ndarray:
+        """Left child ids (``-1`` at leaves)."""
+        return self.left
+
+    @property
+    def children_right(self) -> np.ndarray:
+        """Right child ids (``-1`` at leaves)."""
+        return self.right
+
+    @property
+    def missing_go_to_left(self) -> np.ndarray:
+        """Where NaN goes at each split (scikit-learn's name of ``missing_left``)."""
+        return self.missing_left
+
+    @property
+    def n_outputs(self) -> int:
+        """Number of outputs."""
+        return int(self.value.shape[1])
+
+    @property
+    def max_n_classes(self) -> int:
+        """Largest number of classes over outputs (1 for regression)."""
+        return int(self.value.shape[2])
+
+    @property
+    def max_depth(self) -> int:
+        """Depth of the deepest leaf (the root has depth 0)."""
+        return int(self._depth.max())
+
+    @property
+    def n_leaves(self) -> int:
+        """Number of leaves."""
+        return int(np.count_nonzero(self.left == TREE_LEAF))
+
+    @property
+    def node_depth(self) -> np.ndarray:
+        """Depth of every node."""
+        return self._depth
+
+    # computations -------------------------------------------------------------------------
+    def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
+        """Mean decrease in impurity of each feature (scikit-learn's definition).
+
+        Parameters
+        ----------
+        normalize : bool, default=True
+            Scale the importances to sum to 1 (when any is positive).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_features,)
+        """
+        split = np.flatnonzero(self.left != TREE_LEAF)
+        w = self.weighted_n_node_samples
+        imp = self.impurity
+        left, right = self.left[split], self.right[split]
+        decrease = w[split] * imp[split] - w[left] * imp[left] - w[right] * imp[right]
+        importances = np.bincount(
+            self.feature[split], weights=decrease, minlength=self.n_features
+        ).astype(np.float64)
+        importances /= w[0]
+        if normalize:
+            total = importances.sum()
+            if total > 0.0:
+                importances /= total
+        return importances
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Return the per-node arrays by name (views, not copies)."""
+        return {name: getattr(self, name) for name in NODE_ARRAYS}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"n_features": self.n_features, "n_classes": self.n_classes, **self.to_arrays()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)
+
+    def __repr__(self) -> str:
+        return (
+            f"Tree(node_count={self.node_count}, max_depth={self.max_depth}, "
+            f"n_leaves={self.n_leaves}, n_features={self.n_features}, "
+            f"n_outputs={self.n_outputs})"
+        )
+
+
+def _fail(message: str) -> None:
+    raise TreeFormatError(message)
+
+
+def check_tree(tree: Tree) -> None:
+    """Check every invariant of the storage contract; raise :class:`TreeFormatError` if broken.
+
+    Checked: dtypes and shapes; leaf markers consistent across ``feature``, ``left``,
+    ``right`` and ``threshold``; split features in range; the children of the ``k``-th split
+    node are exactly ``2k + 1`` and ``2k + 2`` (which implies every index is in range, every
+    node but the root has exactly one parent, no cycles, and breadth-first order); finite
+    thresholds and values; sample counts that add up from children to parents.
+
+    Parameters
+    ----------
+    tree : Tree
+        The tree (or any object with the same attributes) to check.
+    """
+    n_nodes = None
+    for name, (dtype, ndim) in NODE_ARRAYS.items():
+        a = getattr(tree, name)
+        if not isinstance(a, np.ndarray):
+            _fail(f"Tree.{name} must be a numpy array, got {type(a).__name__}.")
+        if a.dtype != dtype:
+            _fail(f"Tree.{name} must have dtype {dtype}, got {a.dtype}.")
+        if a.ndim != ndim:
+            _fail(f"Tree.{name} must be {ndim}-D, got shape {a.shape}.")
+        if n_nodes is None:
+            n_nodes = a.shape[0]
+        elif a.shape[0] != n_nodes:
+            _fail(f"Tree.{name} has {a.shape[0]} nodes, Tree.feature has {n_nodes}.")
+    if n_nodes == 0:
+        _fail("A tree needs at least one node.")
+    n_classes = tree.n_classes
+    if n_classes.ndim != 1 or n_classes.shape[0] != tree.value.shape[1] or n_classes.min() < 1:
+        _fail(f"n_classes {n_classes.tolist()} does not match value shape {tree.value.shape}.")
+    if tree.value.shape[2] != n_classes.max():
+        _fail(f"value has {tree.value.shape[2]} class columns, n_classes says {n_classes.max()}.")
+    if tree.n_features < 1:
+        _fail(f"n_features must be >= 1, got {tree.n_features}.")
+
+    feature, left, right = tree.feature, tree.left, tree.right
+    is_leaf = left == TREE_LEAF
+    _first_bad(is_leaf != (right == TREE_LEAF), "left and right disagree on being a leaf")
+    _first_bad(is_leaf & (feature != TREE_UNDEFINED), f"a leaf's feature must be {TREE_UNDEFINED}")
+    split = np.flatnonzero(~is_leaf)
+    n_split = split.shape[0]
+    if n_nodes != 2 * n_split + 1:
+        _fail(f"{n_nodes} nodes but {n_split} split nodes: a binary tree has 2 * splits + 1 nodes.")
+    expected_left = 2 * np.arange(n_split) + 1
+    _first_bad(
+        left[split] != expected_left,
+        "children are not in breadth-first order (the k-th split node's left child must be 2k+1)",
+        where=split,
+    )
+    _first_bad(right[split] != expected_left + 1, "right child must be left + 1", where=split)
+    _first_bad(
+        (feature[split] < 0) | (feature[split] >= tree.n_features),
+        f"split feature out of range [0, {tree.n_features})",
+        where=split,
+    )
+    _first_bad(~np.isfinite(tree.threshold[split]), "split threshold is not finite", where=split)
+    _first_bad(~np.isfinite(tree.value.reshape(n_nodes, -1)).all(axis=1), "value is not finite")
+    _first_bad(~np.isfinite(tree.impurity), "impurity is not finite")
+    w = tree.weighted_n_node_samples
+    _first_bad(~np.isfinite(w) | (w < 0), "weighted_n_node_samples must be finite and >= 0")
+    n = tree.n_node_samples
+    _first_bad(n < 1, "n_node_samples must be >= 1")
+    _first_bad(
+        n[left[split]] + n[right[split]] != n[split],
+        "children's n_node_samples do not add up to the parent's",
+        where=split,
+    )
+    _first_bad(tree.missing_left > 1, "missing_left must be 0 or 1")
+
+
+def _first_bad(mask: np.ndarray, what: str, where: np.ndarray | None = None) -> None:
+    bad = np.flatnonzero(mask)
+    if bad.size:
+        node = int(bad[0] if where is None else where[bad[0]])
+        _fail(f"Invalid tree at node {node}: {what}.")
+
+
+# ----------------------------------------------------------------------------- model files
+def write_model_file(path: str | os.PathLike, header: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``header`` (JSON) and ``arrays`` to an ``.npz`` file, atomically.
+
+    The file is written next to ``path`` under a temporary name and renamed into place, so a
+    failure never leaves a half-written model behind.
+    """
+    path = os.fspath(path)
+    payload = {"header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)}
+    for name, a in arrays.items():
+        if a.dtype == object:
+            raise TypeError(f"Cannot save array {name!r} of dtype object (no pickle in files).")
+        payload[name] = a
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".dtjit-", suffix=".npz.tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **payload)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read a model file written by :func:`write_model_file`, never unpickling anything.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    TreeFormatError
+        If the file is not a readable dtjit model of a supported format version.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"No model file at {path!r}.")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+        raise TreeFormatError(f"{path!r} is not a readable dtjit model file: {exc}") from exc
+    header_bytes = arrays.pop("header", None)
+    if header_bytes is None or header_bytes.dtype != np.uint8 or header_bytes.ndim != 1:
+        raise TreeFormatError(f"{path!r} is not a dtjit model file: no header.")
+    try:
+        header = json.loads(header_bytes.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TreeFormatError(f"{path!r} has a corrupted header: {exc}") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise TreeFormatError(f"{path!r} is not a dtjit model file (format marker missing).")
+    version = header.get("format_version")
+    if version != FORMAT_VERSION:
+        raise TreeFormatError(
+            f"{path!r} has format version {version!r}; this dtjit reads version {FORMAT_VERSION}."
+        )
+    return header, arrays
+
+
+def tree_from_arrays(n_features: Any, n_classes: Any, arrays: dict[str, np.ndarray]) -> Tree:
+    """Build a :class:`Tree` from untrusted arrays (a file), validating everything first."""
+    if not isinstance(n_features, int) or isinstance(n_features, bool):
+        raise TreeFormatError(f"n_features must be an int, got {n_features!r}.")
+    if not isinstance(n_classes, list) or not all(
+        isinstance(c, int) and not isinstance(c, bool) for c in n_classes
+    ):
+        raise TreeFormatError(f"n_classes must be a list of ints, got {n_classes!r}.")
+    node_arrays = {}
+    for name in NODE_ARRAYS:
+        if name not in arrays:
+            raise TreeFormatError(f"Model file lacks the array {name!r}.")
+        node_arrays[name] = arrays[name]
+    return Tree(n_features=n_features, n_classes=n_classes, **node_arrays)

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 
-from ._jit import ENTROPY, GINI, kernel
+from ._jit import ENTROPY, GINI, inline_kernel, kernel
 
 LN2 = math.log(2.0)
 
 
-@kernel
+@inline_kernel
 def log2(x):
     """Base-2 logarithm computed as ``ln(x) / ln(2)`` (scikit-learn's convention)."""
     return math.log(x) / LN2
@@ -50,78 +50,52 @@ def node_impurity(criterion, stats, weight):
         sq_count = 0.0
         for c in range(stats.shape[0]):
             sq_count += stats[c] * stats[c]
-        return 1.0 - sq_count / (weight * weight)
+        return gini_from_squares(sq_count, weight)
     if criterion == ENTROPY:
         entropy = 0.0
         for c in range(stats.shape[0]):
-            if stats[c] > 0.0:
-                p = stats[c] / weight
-                entropy -= p * log2(p)
+            entropy += entropy_term(stats[c], weight)
         return entropy
     mean = stats[0] / weight
     return stats[1] / weight - mean * mean
 
 
-@kernel
-def proxy_improvement(criterion, left, total, n_sweep, weight_left, weight):
-    """Cheap score of a candidate split, larger is better.
+@inline_kernel
+def entropy_term(count, weight):
+    """``-p * log2(p)`` of one class with ``p = count / weight`` (0 for an absent class)."""
+    if count > 0.0:
+        p = count / weight
+        return -(p * log2(p))
+    return 0.0
 
-    Parameters
-    ----------
-    criterion : int
-        A criterion code.
-    left : ndarray of float64
-        Sweep statistics of the left side (first ``n_sweep`` entries are used).
-    total : ndarray of float64
-        Statistics of the node; the right side is ``total - left``.
-    n_sweep : int
-        Number of sweep statistics (classes, or 1 for regression).
-    weight_left, weight : float
-        Weight of the left side and of the node.
 
-    Returns
-    -------
-    float
-        ``-W_r * impurity_r - W_l * impurity_l`` for classification and
-        ``s_l^2 / W_l + s_r^2 / W_r`` for squared error: both differ from the impurity
-        improvement by terms constant within a node, so they rank candidates the same way.
+@inline_kernel
+def gini_from_squares(sq_count, weight):
+    """Gini index ``1 - sum(count**2) / W**2`` from the summed squared class counts."""
+    return 1.0 - sq_count / (weight * weight)
+
+
+@inline_kernel
+def children_proxy(impurity_left, impurity_right, weight_left, weight_right):
+    """Classification proxy of a split, larger is better: ``-W_r * I_r - W_l * I_l``.
 
     Notes
     -----
-    A side of weight zero yields NaN, which never compares greater than the best score, so
-    such candidates are never chosen.
+    It differs from the impurity improvement by terms constant within a node, so it ranks the
+    node's candidates the same way. A side of weight zero yields NaN, which never compares
+    greater than the best score. The split sweep computes the per-class sums itself and calls
+    these scalar helpers: a helper taking arrays pays reference-count updates per call.
     """
-    weight_right = weight - weight_left
-    if criterion == GINI:
-        sq_left = 0.0
-        sq_right = 0.0
-        for c in range(n_sweep):
-            count = left[c]
-            sq_left += count * count
-            count = total[c] - left[c]
-            sq_right += count * count
-        gini_left = 1.0 - sq_left / (weight_left * weight_left)
-        gini_right = 1.0 - sq_right / (weight_right * weight_right)
-        return -weight_right * gini_right - weight_left * gini_left
-    if criterion == ENTROPY:
-        entropy_left = 0.0
-        entropy_right = 0.0
-        for c in range(n_sweep):
-            count = left[c]
-            if count > 0.0:
-                count /= weight_left
-                entropy_left -= count * log2(count)
-            count = total[c] - left[c]
-            if count > 0.0:
-                count /= weight_right
-                entropy_right -= count * log2(count)
-        return -weight_right * entropy_right - weight_left * entropy_left
-    sum_left = left[0]
-    sum_right = total[0] - left[0]
+    return -weight_right * impurity_right - weight_left * impurity_left
+
+
+@inline_kernel
+def squared_error_proxy(sum_left, sum_right, weight_left, weight_right):
+    """Regression proxy ``s_l**2 / W_l + s_r**2 / W_r`` (larger is better)."""
     return sum_left * sum_left / weight_left + sum_right * sum_right / weight_right
 
 
-@kernel
+@inline_kernel
 def impurity_improvement(
     impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
 ):

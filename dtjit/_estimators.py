@@ -99,6 +99,16 @@ class BaseDecisionTree(BaseEstimator):
                 )
             min_weight_leaf = self.min_weight_fraction_leaf * total
 
+        # Like scikit-learn, rows of zero weight take no part at all: they count in no node's
+        # n_node_samples and cannot satisfy min_samples_leaf.
+        keep = sample_weight != 0.0
+        if not keep.all():
+            X, sample_weight = X[keep], sample_weight[keep]
+            if is_classifier:
+                y_encoded = y_encoded[keep]
+            else:
+                y_float = y_float[keep]
+            n_samples = X.shape[0]
         criterion = CRITERION_CODES[self.criterion]
         if is_classifier:
             code = y_encoded
@@ -129,7 +139,7 @@ class BaseDecisionTree(BaseEstimator):
         with numba_threads(resolve_n_jobs(self.n_jobs)) as n_threads:
             parallel = n_threads > 1
             if parallel and n_samples * n_features >= PARALLEL_MIN_WORK:
-                sorted_idx, sorted_val = _splitter.presort(X)
+                sorted_idx, sorted_val = _splitter.presort(X, n_threads)
             else:
                 sorted_idx, sorted_val = _splitter.presort_serial(X)
             (

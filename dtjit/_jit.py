@@ -26,6 +26,10 @@ KERNEL_OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "error_model"
 
 kernel = numba.njit(**KERNEL_OPTIONS)
 parallel_kernel = numba.njit(parallel=True, **KERNEL_OPTIONS)
+# Small helpers called in the innermost loops. Numba does not inline a call to another
+# compiled function by itself, and a call that passes arrays pays reference-count updates:
+# measured 5x slower traversal and ~25 ns per split candidate before inlining them.
+inline_kernel = numba.njit(inline="always", **KERNEL_OPTIONS)
 
 # scikit-learn's sentinels: ``children_left == TREE_LEAF`` marks a leaf and leaves have
 # ``feature == threshold == TREE_UNDEFINED``.

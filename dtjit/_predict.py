@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import TREE_LEAF, kernel, parallel_kernel
+from ._jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
 
 # Rows per parallel task: large enough that scheduling is negligible, small enough that
 # both threads get work on modest inputs.
@@ -28,18 +28,26 @@ def leaf_of_row(X, i, feature, threshold, left, right, missing_left):
     """
     node = 0
     while left[node] != TREE_LEAF:
-        node = child_of(X[i, feature[node]], node, threshold, left, right, missing_left)
+        node = child_of(
+            X[i, feature[node]], threshold[node], left[node], right[node], missing_left[node]
+        )
     return node
 
 
-@kernel
-def child_of(x, node, threshold, left, right, missing_left):
-    """Child of split ``node`` that value ``x`` goes to (NaN follows ``missing_left``)."""
-    if x <= threshold[node]:
-        return left[node]
-    if np.isnan(x) and missing_left[node]:
-        return left[node]
-    return right[node]
+@inline_kernel
+def child_of(x, threshold, left, right, missing_left):
+    """Child a value ``x`` goes to at a split (NaN follows ``missing_left``).
+
+    Notes
+    -----
+    Takes scalars on purpose: a helper that receives arrays pays reference-count updates on
+    every call, even when inlined (measured 5x slower traversal).
+    """
+    if x <= threshold:
+        return left
+    if np.isnan(x) and missing_left:
+        return left
+    return right
 
 
 @kernel
@@ -89,7 +97,9 @@ def decision_path_rows(X, feature, threshold, left, right, missing_left, depth_b
         indices[nnz] = 0
         nnz += 1
         while left[node] != TREE_LEAF:
-            node = child_of(X[i, feature[node]], node, threshold, left, right, missing_left)
+            node = child_of(
+                X[i, feature[node]], threshold[node], left[node], right[node], missing_left[node]
+            )
             indices[nnz] = node
             nnz += 1
         indptr[i + 1] = nnz

@@ -38,7 +38,6 @@ id order) are ``2k + 1`` (left) and ``2k + 2`` (right).
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -391,8 +390,9 @@ def _make_node(rows, depth, created, prm):
     split = None
     if not _is_leaf_by_rules(len(rows), stats.weight, impurity, depth, prm):
         split = _best_split(rows, stats, impurity, prm)
-    return _Node(rows=rows, depth=depth, created=created, stats=stats, impurity=impurity,
-                 split=split)
+    return _Node(
+        rows=rows, depth=depth, created=created, stats=stats, impurity=impurity, split=split
+    )
 
 
 def _grow(prm, rows, max_leaf_nodes):
@@ -589,7 +589,11 @@ def reference_build(
 # Traversal
 # --------------------------------------------------------------------------------------
 
-_FALLBACK_NAMES = {"left": ("children_left",), "right": ("children_right",)}
+_FALLBACK_NAMES = {
+    "left": ("children_left",),
+    "right": ("children_right",),
+    "missing_left": ("missing_go_to_left",),
+}
 
 
 def _get(tree, name, default=None):

@@ -15,8 +15,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-
 from _reference import (
     EPS,
     _proxy,
@@ -29,6 +27,7 @@ from _reference import (
     reference_predict_value,
     squared_error,
 )
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 N_ROWS = 200
 N_FEATURES = 5
@@ -311,12 +310,20 @@ def test_regression_hand_example():
     assert tree["missing_left"].tolist() == [0, 0, 0]  # 2 vs 2: not n_left > n_right
     assert reference_apply(tree, [[2.5], [2.6], [np.nan], [-np.inf]]).tolist() == [1, 2, 2, 1]
     # With 1 and 2 on the left and 3 rows on the right missing values go right (0) ...
-    tree = reference_build([[1.0], [2.0], [3.0], [4.0], [5.0]], [0.0, 0.0, 10.0, 10.0, 10.0],
-                           is_classifier=False, criterion="squared_error")
+    tree = reference_build(
+        [[1.0], [2.0], [3.0], [4.0], [5.0]],
+        [0.0, 0.0, 10.0, 10.0, 10.0],
+        is_classifier=False,
+        criterion="squared_error",
+    )
     assert tree["threshold"][0] == 2.5 and tree["missing_left"][0] == 0
     # ... and with 3 rows on the left they go left.
-    tree = reference_build([[1.0], [2.0], [3.0], [4.0], [5.0]], [0.0, 0.0, 0.0, 10.0, 10.0],
-                           is_classifier=False, criterion="squared_error")
+    tree = reference_build(
+        [[1.0], [2.0], [3.0], [4.0], [5.0]],
+        [0.0, 0.0, 0.0, 10.0, 10.0],
+        is_classifier=False,
+        criterion="squared_error",
+    )
     assert tree["threshold"][0] == 3.5 and tree["missing_left"][0] == 1
     assert reference_apply(tree, [[np.nan]]).tolist() == [1]
 
@@ -326,11 +333,13 @@ def test_sample_weights_act_like_repeated_rows():
     X, y_reg = X[:60], y_reg[:60]
     y_reg = np.round(y_reg * 4) / 4  # dyadic targets: sums are exact in any order
     w = np.arange(60) % 3 + 1.0
-    weighted = reference_build(X, y_reg, is_classifier=False, criterion="squared_error",
-                               sample_weight=w, max_depth=4)
+    weighted = reference_build(
+        X, y_reg, is_classifier=False, criterion="squared_error", sample_weight=w, max_depth=4
+    )
     rep = np.repeat(np.arange(60), w.astype(int))
-    repeated = reference_build(X[rep], y_reg[rep], is_classifier=False,
-                               criterion="squared_error", max_depth=4)
+    repeated = reference_build(
+        X[rep], y_reg[rep], is_classifier=False, criterion="squared_error", max_depth=4
+    )
     for name in ("feature", "threshold", "left", "right"):
         np.testing.assert_array_equal(weighted[name], repeated[name])
     for name in ("value", "impurity"):
@@ -382,14 +391,24 @@ def test_leaf_rules():
     tree = reference_build(np.ones((10, 3)), np.arange(10) % 2, is_classifier=True)
     assert tree["feature"].tolist() == [-2] and tree["impurity"][0] == 0.5
     # max_depth=0, min_samples_split, 2 * min_samples_leaf, 2 * min_weight_leaf.
-    for kw in ({"max_depth": 0}, {"min_samples_split": N_ROWS + 1},
-               {"min_samples_leaf": N_ROWS // 2 + 1}, {"min_weight_leaf": N_ROWS / 2 + 0.5},
-               {"min_impurity_decrease": 10.0}):
+    for kw in (
+        {"max_depth": 0},
+        {"min_samples_split": N_ROWS + 1},
+        {"min_samples_leaf": N_ROWS // 2 + 1},
+        {"min_weight_leaf": N_ROWS / 2 + 0.5},
+        {"min_impurity_decrease": 10.0},
+    ):
         tree = reference_build(X, y_reg, is_classifier=False, criterion="squared_error", **kw)
         assert tree["feature"].tolist() == [-2], kw
     # min_samples_leaf = n/2 leaves exactly one candidate: the median.
-    tree = reference_build(X, y_reg, is_classifier=False, criterion="squared_error",
-                           min_samples_leaf=N_ROWS // 2, max_depth=1)
+    tree = reference_build(
+        X,
+        y_reg,
+        is_classifier=False,
+        criterion="squared_error",
+        min_samples_leaf=N_ROWS // 2,
+        max_depth=1,
+    )
     assert tree["n_node_samples"].tolist() == [N_ROWS, N_ROWS // 2, N_ROWS // 2]
 
 
@@ -399,8 +418,9 @@ def test_structural_invariants(criterion):
     is_classifier = criterion == "gini"
     y = y_class if is_classifier else y_reg
     kw = {"min_samples_leaf": 4, "min_weight_leaf": 9.0, "min_impurity_decrease": 0.002}
-    tree = reference_build(X, y, is_classifier=is_classifier, criterion=criterion,
-                           sample_weight=weights, **kw)
+    tree = reference_build(
+        X, y, is_classifier=is_classifier, criterion=criterion, sample_weight=weights, **kw
+    )
     feature, left, right = tree["feature"], tree["left"], tree["right"]
     internal = np.flatnonzero(feature >= 0)
     leaves = np.flatnonzero(feature < 0)
@@ -424,19 +444,25 @@ def test_structural_invariants(criterion):
     # Every split improves the impurity by at least min_impurity_decrease.
     wn = tree["weighted_n_node_samples"]
     imp = tree["impurity"]
-    improvement = wn[internal] / wn[0] * (
-        imp[internal]
-        - wn[right[internal]] / wn[internal] * imp[right[internal]]
-        - wn[left[internal]] / wn[internal] * imp[left[internal]]
+    improvement = (
+        wn[internal]
+        / wn[0]
+        * (
+            imp[internal]
+            - wn[right[internal]] / wn[internal] * imp[right[internal]]
+            - wn[left[internal]] / wn[internal] * imp[left[internal]]
+        )
     )
     assert (improvement + EPS >= 0.002).all()
     # apply reaches the leaves with the stored counts; values are weighted means/fractions.
     leaf_of = reference_apply(tree, X)
     assert set(leaf_of) == set(leaves)
-    np.testing.assert_array_equal(np.bincount(leaf_of, minlength=len(feature))[leaves],
-                                  tree["n_node_samples"][leaves])
-    np.testing.assert_allclose(np.bincount(leaf_of, weights, len(feature))[leaves],
-                               wn[leaves], rtol=1e-12)
+    np.testing.assert_array_equal(
+        np.bincount(leaf_of, minlength=len(feature))[leaves], tree["n_node_samples"][leaves]
+    )
+    np.testing.assert_allclose(
+        np.bincount(leaf_of, weights, len(feature))[leaves], wn[leaves], rtol=1e-12
+    )
     value = reference_predict_value(tree, X)
     for leaf in leaves[:5]:
         rows = leaf_of == leaf
@@ -444,8 +470,9 @@ def test_structural_invariants(criterion):
             expected = np.bincount(y[rows], weights[rows], N_CLASSES) / weights[rows].sum()
         else:
             expected = [np.average(y[rows], weights=weights[rows])]
-        np.testing.assert_allclose(value[rows][:, 0], np.tile(expected, (rows.sum(), 1)),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            value[rows][:, 0], np.tile(expected, (rows.sum(), 1)), rtol=1e-12
+        )
 
 
 def test_best_first_respects_max_leaf_nodes_and_order():
@@ -459,8 +486,9 @@ def test_best_first_respects_max_leaf_nodes_and_order():
         assert stump[name][0] == full[name][0]
     # A budget larger than the full tree gives the full tree.
     n_full_leaves = int(np.count_nonzero(full["feature"] < 0))
-    assert_tree_equal(reference_build(X, y_class, is_classifier=True,
-                                      max_leaf_nodes=n_full_leaves + 10), full)
+    assert_tree_equal(
+        reference_build(X, y_class, is_classifier=True, max_leaf_nodes=n_full_leaves + 10), full
+    )
 
 
 def test_assert_tree_equal_messages():

@@ -1,0 +1,124 @@
+"""Shared assertions: lockstep comparison of a dtjit tree with a scikit-learn tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import dtjit
+
+
+@dataclass
+class Comparison:
+    """Outcome of walking a dtjit tree and a scikit-learn tree side by side."""
+
+    same_nodes: int = 0
+    ties: list = field(default_factory=list)  # (dtjit node, sklearn node, quality)
+    mismatches: list = field(default_factory=list)  # human-readable reasons
+
+    @property
+    def identical(self) -> bool:
+        return not self.ties and not self.mismatches
+
+
+def _impurity(y, w, criterion, n_classes):
+    W = w.sum()
+    if criterion == "squared_error":
+        mean = (w * y).sum() / W
+        return (w * y * y).sum() / W - mean * mean
+    counts = np.bincount(y, weights=w, minlength=n_classes)
+    p = counts[counts > 0] / W
+    if criterion == "gini":
+        return 1.0 - (p * p).sum()
+    return -(p * np.log2(p)).sum()
+
+
+def split_quality(x, y, w, threshold, criterion, n_classes):
+    """Weighted impurity decrease (within the node) of splitting rows at ``threshold``."""
+    go_left = x <= threshold
+    W = w.sum()
+    parent = _impurity(y, w, criterion, n_classes)
+    out = parent
+    for side in (go_left, ~go_left):
+        if not side.any():
+            return -np.inf
+        out -= w[side].sum() / W * _impurity(y[side], w[side], criterion, n_classes)
+    return out
+
+
+def compare_with_sklearn(ours, theirs, X, y, sample_weight=None, rtol=1e-9) -> Comparison:
+    """Walk ``ours.tree_`` and ``theirs.tree_`` from the roots in lockstep.
+
+    Where both split the same way, recurse. Where they split differently, the node counts as a
+    *tie* if both splits are equally good on the node's rows (scikit-learn then picks among
+    them at random, dtjit deterministically) and as a *mismatch* otherwise; the subtrees
+    below a tie are not compared.
+    """
+    a, b = ours.tree_, theirs.tree_
+    X32 = np.asarray(X, dtype=np.float32)
+    is_clf = hasattr(ours, "classes_")
+    if is_clf:
+        y_code = np.searchsorted(ours.classes_, y)
+        n_classes = len(ours.classes_)
+    else:
+        y_code = np.asarray(y, dtype=np.float64)
+        n_classes = 1
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    criterion = {"log_loss": "entropy"}.get(ours.criterion, ours.criterion)
+    out = Comparison()
+    stack = [(0, 0, np.arange(len(y)))]
+    while stack:
+        na, nb, rows = stack.pop()
+        if a.n_node_samples[na] != b.n_node_samples[nb]:
+            out.mismatches.append(
+                f"node {na}/{nb}: n_node_samples {a.n_node_samples[na]} vs {b.n_node_samples[nb]}"
+            )
+            continue
+        if not np.allclose(a.value[na], b.value[nb], rtol=rtol, atol=1e-12):
+            out.mismatches.append(f"node {na}/{nb}: value {a.value[na]} vs {b.value[nb]}")
+        if not np.isclose(a.impurity[na], b.impurity[nb], rtol=rtol, atol=1e-12):
+            out.mismatches.append(f"node {na}/{nb}: impurity {a.impurity[na]} vs {b.impurity[nb]}")
+        a_leaf, b_leaf = a.children_left[na] == -1, b.children_left[nb] == -1
+        if a_leaf and b_leaf:
+            out.same_nodes += 1
+            continue
+        if a_leaf != b_leaf:
+            out.mismatches.append(f"node {na}/{nb}: leaf in one tree only")
+            continue
+        fa, ta = a.feature[na], a.threshold[na]
+        fb, tb = b.feature[nb], b.threshold[nb]
+        if fa == fb and ta == tb:
+            out.same_nodes += 1
+            go_left = X32[rows, fa] <= ta
+            stack.append((a.children_left[na], b.children_left[nb], rows[go_left]))
+            stack.append((a.children_right[na], b.children_right[nb], rows[~go_left]))
+            continue
+        args = (y_code[rows], w[rows])
+        qa = split_quality(X32[rows, fa], *args, ta, criterion, n_classes)
+        qb = split_quality(X32[rows, fb], *args, tb, criterion, n_classes)
+        if np.isclose(qa, qb, rtol=1e-7, atol=1e-12):
+            out.ties.append((na, nb, qa))
+        else:
+            out.mismatches.append(
+                f"node {na}/{nb}: dtjit splits x{fa} <= {ta} (quality {qa!r}), "
+                f"scikit-learn x{fb} <= {tb} (quality {qb!r})"
+            )
+    return out
+
+
+def assert_same_as_sklearn(ours, theirs, X, y, sample_weight=None, allow_ties=False):
+    """Assert dtjit built scikit-learn's tree: identical, or different only at proven ties."""
+    cmp = compare_with_sklearn(ours, theirs, X, y, sample_weight)
+    assert not cmp.mismatches, "\n".join(cmp.mismatches[:5])
+    if not allow_ties:
+        assert not cmp.ties, f"unexpected tie(s) at nodes {cmp.ties[:5]}"
+    if cmp.identical:
+        assert ours.tree_.node_count == theirs.tree_.node_count
+        np.testing.assert_array_equal(ours.apply(X) * 0 + ours.predict(X), theirs.predict(X))
+    return cmp
+
+
+def check_tree_invariants(est):
+    """The storage contract holds (delegates to the package's single checker)."""
+    dtjit.check_tree(est.tree_)

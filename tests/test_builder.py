@@ -1,0 +1,128 @@
+"""The compiled builder against the slow reference builder of ``tests/_reference.py``.
+
+Hypothesis draws small datasets with many ties (small integer features, few classes,
+integer weights), the regime where tie-breaking and the class-boundary skipping of the
+sweep are most likely to go wrong. Kernel and reference must build the same tree, array for
+array: structure, features, thresholds, values, impurities, counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _reference import assert_tree_equal, reference_apply, reference_build
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dtjit
+
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@st.composite
+def datasets(draw, classification=True):
+    n = draw(st.integers(2, 60))
+    m = draw(st.integers(1, 4))
+    n_values = draw(st.integers(1, 8))  # few distinct values: many ties
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, n_values, size=(n, m)).astype(np.float32)
+    if draw(st.booleans()):
+        X += rng.normal(scale=0.01, size=X.shape).astype(np.float32)
+    if classification:
+        n_classes = draw(st.integers(1, 4))
+        y = rng.integers(0, n_classes, size=n)
+    else:
+        y = rng.integers(-3, 4, size=n).astype(np.float64) / 2.0  # dyadic: exact sums
+    weights = rng.integers(1, 4, size=n).astype(np.float64) if draw(st.booleans()) else None
+    return X, y, weights
+
+
+params_strategy = st.fixed_dictionaries(
+    {
+        "max_depth": st.sampled_from([None, 1, 2, 4]),
+        "min_samples_split": st.sampled_from([2, 3, 6]),
+        "min_samples_leaf": st.sampled_from([1, 2, 4]),
+        "min_weight_fraction_leaf": st.sampled_from([0.0, 0.1]),
+        "min_impurity_decrease": st.sampled_from([0.0, 0.02]),
+        "max_leaf_nodes": st.sampled_from([None, None, 2, 5]),
+    }
+)
+
+
+def _fit_both(est, X, y, weights, params, is_classifier, criterion):
+    est.fit(X, y, sample_weight=weights)
+    n = len(y)
+    total = n if weights is None else weights.sum()
+    msl = params["min_samples_leaf"]
+    ref = reference_build(
+        X,
+        np.searchsorted(est.classes_, y) if is_classifier else y,
+        is_classifier=is_classifier,
+        n_classes=len(est.classes_) if is_classifier else None,
+        criterion=criterion,
+        max_depth=params["max_depth"],
+        min_samples_split=max(params["min_samples_split"], 2 * msl),
+        min_samples_leaf=msl,
+        min_weight_leaf=params["min_weight_fraction_leaf"] * total,
+        min_impurity_decrease=params["min_impurity_decrease"],
+        sample_weight=weights,
+        max_leaf_nodes=params["max_leaf_nodes"],
+    )
+    return ref
+
+
+@SETTINGS
+@given(data=datasets(classification=True), params=params_strategy,
+       criterion=st.sampled_from(["gini", "entropy"]))  # fmt: skip
+def test_classifier_matches_reference(data, params, criterion):
+    X, y, weights = data
+    est = dtjit.DecisionTreeClassifier(criterion=criterion, **params)
+    ref = _fit_both(est, X, y, weights, params, True, criterion)
+    assert_tree_equal(est.tree_, ref, rtol=1e-12)
+    np.testing.assert_array_equal(est.apply(X), reference_apply(ref, X))
+
+
+@SETTINGS
+@given(data=datasets(classification=False), params=params_strategy)
+def test_regressor_matches_reference(data, params):
+    X, y, weights = data
+    est = dtjit.DecisionTreeRegressor(**params)
+    ref = _fit_both(est, X, y, weights, params, False, "squared_error")
+    assert_tree_equal(est.tree_, ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(est.apply(X), reference_apply(ref, X))
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
+@pytest.mark.parametrize("max_leaf_nodes", [None, 50])
+def test_serial_and_parallel_builds_are_bit_identical(criterion, max_leaf_nodes):
+    """Large enough for the parallel sweep, partition and presort; results must not move."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40_000, 8)).astype(np.float32)
+    X[:, 3] = np.round(X[:, 3])  # a tie-heavy column
+    if criterion == "squared_error":
+        y = X[:, 0] + np.sin(X[:, 1]) + rng.normal(size=len(X))
+        cls = dtjit.DecisionTreeRegressor
+    else:
+        y = (X[:, 0] + X[:, 3] ** 2 + rng.normal(size=len(X)) > 1).astype(int) + (X[:, 2] > 1)
+        cls = dtjit.DecisionTreeClassifier
+    kw = {"criterion": criterion, "max_leaf_nodes": max_leaf_nodes}
+    serial = cls(n_jobs=1, **kw).fit(X, y)
+    parallel = cls(n_jobs=2, **kw).fit(X, y)
+    for name, a in serial.tree_.to_arrays().items():
+        np.testing.assert_array_equal(a, getattr(parallel.tree_, name), err_msg=name)
+    np.testing.assert_array_equal(serial.predict(X), parallel.predict(X))
+
+
+def test_max_features_draws_are_reproducible_and_respect_the_budget():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 10)).astype(np.float32)
+    y = (X.sum(axis=1) > 0).astype(int)
+    a = dtjit.DecisionTreeClassifier(max_features=3, random_state=11).fit(X, y)
+    b = dtjit.DecisionTreeClassifier(max_features=3, random_state=11).fit(X, y)
+    c = dtjit.DecisionTreeClassifier(max_features=3, random_state=12).fit(X, y)
+    np.testing.assert_array_equal(a.tree_.feature, b.tree_.feature)
+    assert not np.array_equal(a.tree_.feature, c.tree_.feature)
+    assert a.max_features_ == 3

@@ -1,0 +1,141 @@
+"""Kernel hygiene: decorator flags, and the two extra lanes of the style guide.
+
+- Every compiled function is cached on disk and never uses fastmath (NaN is data here).
+- ``NUMBA_DISABLE_JIT=1``: the kernels run as plain Python on tiny data and must build the
+  very same trees as the compiled code (this also exercises kernel code under coverage).
+- ``NUMBA_BOUNDSCHECK=1``: fits and predictions over many parameter combinations with
+  bounds checking compiled in (fresh cache directory, so no unchecked code is reused); any
+  out-of-range index raises instead of reading garbage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numba
+import numpy as np
+import pytest
+from numba.core.registry import CPUDispatcher
+
+import dtjit
+from dtjit import _builder, _criterion, _predict, _splitter
+
+KERNEL_MODULES = [_builder, _criterion, _predict, _splitter]
+
+# The workload run in the subprocess lanes; it prints the trees as JSON.
+LANE_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import dtjit
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, size=(80, 3)).astype(np.float32)
+    X[:, 2] += rng.normal(scale=0.1, size=80).astype(np.float32)
+    y = (X[:, 0] + X[:, 2] > 4).astype(int) + (X[:, 1] > 3)
+    yr = X[:, 0] * 2.0 - X[:, 2]
+    w = rng.integers(1, 3, size=80).astype(float)
+    fits = [
+        dtjit.DecisionTreeClassifier().fit(X, y),
+        dtjit.DecisionTreeClassifier(criterion="entropy", min_samples_leaf=3).fit(X, y, w),
+        dtjit.DecisionTreeClassifier(max_leaf_nodes=5).fit(X, y),
+        dtjit.DecisionTreeClassifier(max_features=2, random_state=0).fit(X, y),
+        dtjit.DecisionTreeRegressor(max_depth=3).fit(X, yr),
+        dtjit.DecisionTreeRegressor(max_leaf_nodes=4, min_weight_fraction_leaf=0.05).fit(X, yr, w),
+    ]
+    out = []
+    for est in fits:
+        arrays = {k: v.tolist() for k, v in est.tree_.to_arrays().items()}
+        arrays["apply"] = est.apply(X).tolist()
+        arrays["path_nnz"] = int(est.decision_path(X).nnz)
+        out.append(arrays)
+    json.dump(out, sys.stdout)
+    """
+)
+
+
+def _dispatchers():
+    for module in KERNEL_MODULES:
+        for name, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher):
+                yield f"{module.__name__}.{name}", obj
+
+
+def test_every_kernel_is_cached_and_never_fastmath():
+    found = list(_dispatchers())
+    assert len(found) > 10
+    for name, dispatcher in found:
+        options = dispatcher.targetoptions
+        assert options.get("cache") is True or dispatcher._cache.__class__.__name__ != (
+            "NullCache"
+        ), f"{name} is not cached"
+        assert dispatcher._cache.__class__.__name__ != "NullCache", f"{name} is not cached"
+        assert not options.get("fastmath"), f"{name} enables fastmath"
+
+
+def _run_lane(env_extra, tmp_path):
+    env = {**os.environ, **env_extra}
+    result = subprocess.run(
+        [sys.executable, "-c", LANE_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout)
+
+
+def _run_here():
+    namespace: dict = {}
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        exec(LANE_SCRIPT, namespace)
+    return json.loads(buffer.getvalue())
+
+
+def _assert_same(lane, here):
+    assert len(lane) == len(here)
+    for k, (a, b) in enumerate(zip(lane, here)):
+        for name in b:
+            np.testing.assert_allclose(
+                np.asarray(a[name], dtype=float),
+                np.asarray(b[name], dtype=float),
+                rtol=1e-12,
+                err_msg=f"fit {k}, array {name}",
+            )
+
+
+@pytest.mark.slow
+def test_kernels_run_as_python_and_agree(tmp_path):
+    lane = _run_lane({"NUMBA_DISABLE_JIT": "1"}, tmp_path)
+    _assert_same(lane, _run_here())
+
+
+@pytest.mark.slow
+def test_bounds_checked_kernels(tmp_path):
+    lane = _run_lane(
+        {"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}, tmp_path
+    )
+    _assert_same(lane, _run_here())
+
+
+def test_one_signature_per_prediction_kernel_across_layouts():
+    rng = np.random.default_rng(1)
+    X = np.round(rng.normal(size=(300, 4)) * 4)  # integer-valued: the int64 copy is lossless
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    est = dtjit.DecisionTreeClassifier(max_depth=4).fit(X, y)
+    ro = X.astype(np.float32)
+    ro.setflags(write=False)
+    expected = est.predict(X)
+    for variant in (X, X.astype(np.float32), np.asfortranarray(X), X.astype(np.int64), ro):
+        np.testing.assert_array_equal(est.predict(variant), expected)
+    assert len(_predict.apply_rows_serial.signatures) == 1
+    assert numba.config.DISABLE_JIT or len(_builder.build.signatures) <= 2

@@ -3,7 +3,8 @@
 A node is summarised by a small statistics vector and its weight ``W``:
 
 - classification: ``stats[c]`` is the weighted count of class ``c``;
-- regression (``squared_error``): ``stats[0] = sum(w * y)`` and ``stats[1] = sum(w * y * y)``.
+- regression (``squared_error``): ``stats[0] = sum(w * y)``, ``stats[1] = sum(w * y * y)`` and
+  ``stats[2] = max(y) - min(y)`` (so a node of equal targets has impurity exactly 0).
 
 During the split sweep only the "sweep statistics" are accumulated (the class counts, or
 ``sum(w * y)``); the impurity of the winner is computed once from the full statistics.
@@ -37,7 +38,7 @@ def node_impurity(criterion, stats, weight):
     criterion : int
         A criterion code of ``_jit``.
     stats : ndarray of float64, shape (n_stats,)
-        Class counts (classification) or ``[sum(w*y), sum(w*y*y)]`` (regression).
+        Class counts (classification) or ``[sum(w*y), sum(w*y*y), range(y)]`` (regression).
     weight : float
         Weighted number of samples of the node, ``> 0``.
 
@@ -56,6 +57,8 @@ def node_impurity(criterion, stats, weight):
         for c in range(stats.shape[0]):
             entropy += entropy_term(stats[c], weight)
         return entropy
+    if stats[2] == 0.0:
+        return 0.0  # every target equal: pure, whatever the rounding of the formula below
     mean = stats[0] / weight
     return stats[1] / weight - mean * mean
 

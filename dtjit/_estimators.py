@@ -119,7 +119,7 @@ class BaseDecisionTree(BaseEstimator):
             code = np.zeros(n_samples, dtype=np.int32)
             contrib = sample_weight * y_float
             y_kernel = y_float
-            n_stats, n_sweep = 2, 1
+            n_stats, n_sweep = 3, 1  # sum(w*y), sum(w*y*y), range(y); sweep sum(w*y)
 
         max_depth = MAX_DEPTH_UNLIMITED if self.max_depth is None else self.max_depth
         if isinstance(self.min_samples_leaf, numbers.Integral):

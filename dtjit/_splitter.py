@@ -45,7 +45,7 @@ def segment_stats(idx, start, end, code, contrib, sample_weight, y, is_regressio
     y : ndarray of float64
         Regression target (unused for classification).
     is_regression : bool
-        Whether ``out[1]`` receives ``sum(w * y * y)``.
+        Whether ``out[1]`` receives ``sum(w * y * y)`` and ``out[2]`` the range of ``y``.
     out : ndarray of float64, shape (n_stats,)
         Zeroed here, then filled.
 
@@ -53,15 +53,27 @@ def segment_stats(idx, start, end, code, contrib, sample_weight, y, is_regressio
     -------
     float
         The weight of the segment.
+
+    Notes
+    -----
+    The target range lets a node whose targets are all equal have impurity exactly 0:
+    ``sum(w*y*y)/W - mean**2`` leaves rounding noise above ``EPSILON`` there, and a tree
+    would keep splitting a pure node.
     """
     out[:] = 0.0
     weight = 0.0
+    y_min = np.inf
+    y_max = -np.inf
     for p in range(start, end):
         i = idx[p]
         out[code[i]] += contrib[i]
         if is_regression:
             out[1] += contrib[i] * y[i]
+            y_min = min(y_min, y[i])
+            y_max = max(y_max, y[i])
         weight += sample_weight[i]
+    if is_regression:
+        out[2] = y_max - y_min
     return weight
 
 

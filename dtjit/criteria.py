@@ -50,7 +50,7 @@ def entropy(counts: ArrayLike, base: float = 2.0) -> float:
     """
     c = _counts(counts)
     p = c[c > 0] / c.sum()
-    return float(-(p * np.log(p)).sum() / np.log(base))
+    return float(-(p * np.log(p)).sum() / np.log(base)) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def gini(counts: ArrayLike) -> float:
@@ -102,7 +102,7 @@ def information_gain(
     p = _counts(parent, "parent counts")
     kids = _children(p, children)
     n = p.sum()
-    return entropy(p, base) - sum(k.sum() / n * entropy(k, base) for k in kids)
+    return float(entropy(p, base) - sum(k.sum() / n * entropy(k, base) for k in kids))
 
 
 def gini_gain(parent: ArrayLike, children: Sequence[ArrayLike]) -> float:
@@ -122,4 +122,4 @@ def gini_gain(parent: ArrayLike, children: Sequence[ArrayLike]) -> float:
     p = _counts(parent, "parent counts")
     kids = _children(p, children)
     n = p.sum()
-    return gini(p) - sum(k.sum() / n * gini(k) for k in kids)
+    return float(gini(p) - sum(k.sum() / n * gini(k) for k in kids))

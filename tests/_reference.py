@@ -97,6 +97,7 @@ class _Stats:
     counts: np.ndarray | None = None
     s: float = 0.0
     q: float = 0.0
+    constant: bool = False
 
 
 def _stats(rows, y, w, is_classifier, n_classes):
@@ -127,7 +128,10 @@ def _stats(rows, y, w, is_classifier, n_classes):
         counts = np.array([math.fsum(wr[yr == k]) for k in range(n_classes)], dtype=np.float64)
         return _Stats(n=len(rows), weight=weight, counts=counts)
     wy = wr * yr
-    return _Stats(n=len(rows), weight=weight, s=math.fsum(wy), q=math.fsum(wy * yr))
+    constant = bool(len(yr) == 0 or yr.min() == yr.max())
+    return _Stats(
+        n=len(rows), weight=weight, s=math.fsum(wy), q=math.fsum(wy * yr), constant=constant
+    )
 
 
 def _log2(x):
@@ -202,6 +206,8 @@ def _impurity(stats, criterion):
         return gini(stats.counts, stats.weight)
     if criterion in ("entropy", "log_loss"):
         return entropy(stats.counts, stats.weight)
+    if stats.constant:
+        return 0.0  # all targets equal: pure by definition (dtjit's rule; see _criterion)
     return squared_error(stats.s, stats.q, stats.weight)
 
 

@@ -99,6 +99,20 @@ class BaseDecisionTree(BaseEstimator):
                 )
             min_weight_leaf = self.min_weight_fraction_leaf * total
 
+        # Fractions are of the rows passed in (before zero-weight rows are dropped), as in
+        # scikit-learn. Every value reaching the kernels is a plain int / float, so numpy
+        # scalars in the parameters never compile a second copy of the builder.
+        max_depth = MAX_DEPTH_UNLIMITED if self.max_depth is None else int(self.max_depth)
+        if isinstance(self.min_samples_leaf, numbers.Integral):
+            min_samples_leaf = int(self.min_samples_leaf)
+        else:
+            min_samples_leaf = ceil(self.min_samples_leaf * n_samples)
+        if isinstance(self.min_samples_split, numbers.Integral):
+            min_samples_split = int(self.min_samples_split)
+        else:
+            min_samples_split = max(2, ceil(self.min_samples_split * n_samples))
+        min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
+        self.max_features_ = self._resolve_max_features(n_features)
         # Like scikit-learn, rows of zero weight take no part at all: they count in no node's
         # n_node_samples and cannot satisfy min_samples_leaf.
         keep = sample_weight != 0.0
@@ -121,17 +135,6 @@ class BaseDecisionTree(BaseEstimator):
             y_kernel = y_float
             n_stats, n_sweep = 3, 1  # sum(w*y), sum(w*y*y), range(y); sweep sum(w*y)
 
-        max_depth = MAX_DEPTH_UNLIMITED if self.max_depth is None else self.max_depth
-        if isinstance(self.min_samples_leaf, numbers.Integral):
-            min_samples_leaf = int(self.min_samples_leaf)
-        else:
-            min_samples_leaf = ceil(self.min_samples_leaf * n_samples)
-        if isinstance(self.min_samples_split, numbers.Integral):
-            min_samples_split = int(self.min_samples_split)
-        else:
-            min_samples_split = max(2, ceil(self.min_samples_split * n_samples))
-        min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
-        self.max_features_ = self._resolve_max_features(n_features)
         max_leaf_nodes = -1 if self.max_leaf_nodes is None else int(self.max_leaf_nodes)
         seed = check_random_state(self.random_state).randint(1, np.iinfo(np.int64).max)
         rng_state = np.array([seed], dtype=np.uint64)
@@ -147,9 +150,10 @@ class BaseDecisionTree(BaseEstimator):
                 node_stats, weight, impurity, n_node_samples,
             ) = _builder.build(
                 sorted_idx, sorted_val, code, contrib, sample_weight, y_kernel, n_stats, n_sweep,
-                criterion, not is_classifier, max_depth, min_samples_split, min_samples_leaf,
-                float(min_weight_leaf), float(self.min_impurity_decrease), self.max_features_,
-                max_leaf_nodes, rng_state, parallel, n_threads,
+                criterion, not is_classifier, max_depth, int(min_samples_split),
+                int(min_samples_leaf),
+                float(min_weight_leaf), float(self.min_impurity_decrease), int(self.max_features_),
+                max_leaf_nodes, rng_state, bool(parallel), int(n_threads),
             )  # fmt: skip
         del sorted_idx, sorted_val
 

@@ -60,12 +60,15 @@ def save(model: BaseDecisionTree, path: str | os.PathLike) -> None:
         "n_classes": [int(c) for c in tree.n_classes],
         "max_features_": int(model.max_features_),
         "feature_names_in": (
-            [str(n) for n in model.feature_names_in_] if hasattr(model, "feature_names_in_") else None
+            [str(n) for n in model.feature_names_in_]
+            if hasattr(model, "feature_names_in_")
+            else None
         ),
     }
     arrays = dict(tree.to_arrays())
     if hasattr(model, "classes_"):
         classes = np.asarray(model.classes_)
+        header["classes_dtype"] = "object" if classes.dtype == object else None
         if classes.dtype == object:
             classes = classes.astype(str)
         arrays["classes"] = classes
@@ -103,13 +106,16 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
     cls = ESTIMATORS[name]
     try:
         model = cls(**params)
-    except TypeError as exc:
+        model._validate_params()
+    except (TypeError, ValueError) as exc:
         raise TreeFormatError(f"Model file parameters do not fit {name}: {exc}") from exc
     tree = tree_from_arrays(header.get("n_features"), header.get("n_classes"), arrays)
     if cls is DecisionTreeClassifier:
         classes = arrays.get("classes")
         if classes is None or classes.ndim != 1 or classes.shape[0] != tree.max_n_classes:
             raise TreeFormatError("Model file's classes do not match the tree's value array.")
+        if header.get("classes_dtype") == "object":
+            classes = classes.astype(object)  # labels were Python strings at fit time
         model.classes_ = classes
         model.n_classes_ = int(classes.shape[0])
     elif tree.max_n_classes != 1:

@@ -228,75 +228,6 @@ def best_split_in_segment(
         prev_code = group_code
         p = q
     return best_proxy, best_pos, threshold
-    skip_same_class = criterion != SQUARED_ERROR
-    for c in range(n_sweep):
-        left[c] = 0.0
-    weight_left = 0.0
-    prev_pure = False
-    prev_code = -1
-    p = start
-    while p < end:
-        # The group of values tied with val[p] is [p, q); note whether it is one class.
-        group_code = code[idx[p]]
-        pure = True
-        q = p + 1
-        while q < end and val[q] <= val[q - 1] + FEATURE_THRESHOLD:
-            if code[idx[q]] != group_code:
-                pure = False
-            q += 1
-        # Candidate: left = [start, p), right = [p, end).
-        if p > start and not (
-            skip_same_class and pure and prev_pure and group_code == prev_code
-        ):
-            if end - p < min_samples_leaf:
-                break  # the right side only shrinks from here on
-            if (
-                p - start >= min_samples_leaf
-                and weight_left >= min_weight_leaf
-                and weight - weight_left >= min_weight_leaf
-            ):
-                proxy = proxy_improvement(criterion, left, total, n_sweep, weight_left, weight)
-                if proxy > best_proxy:
-                    best_proxy = proxy
-                    best_pos = p
-                    threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
-        for r in range(p, q):
-            i = idx[r]
-            left[code[i]] += contrib[i]
-            weight_left += sample_weight[i]
-        prev_pure = pure
-        prev_code = group_code
-        p = q
-    return best_proxy, best_pos, threshold
-    for c in range(n_sweep):
-        left[c] = 0.0
-    weight_left = 0.0
-    p = start
-    while p < end:
-        # Move the sample at p and every sample tied with it to the left side.
-        i = idx[p]
-        left[code[i]] += contrib[i]
-        weight_left += sample_weight[i]
-        p += 1
-        while p < end and val[p] <= val[p - 1] + FEATURE_THRESHOLD:
-            i = idx[p]
-            left[code[i]] += contrib[i]
-            weight_left += sample_weight[i]
-            p += 1
-        if p >= end:
-            break
-        if p - start < min_samples_leaf:
-            continue
-        if end - p < min_samples_leaf:
-            break  # the right side only shrinks from here on
-        if weight_left < min_weight_leaf or weight - weight_left < min_weight_leaf:
-            continue
-        proxy = proxy_improvement(criterion, left, total, n_sweep, weight_left, weight)
-        if proxy > best_proxy:
-            best_proxy = proxy
-            best_pos = p
-            threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
-    return best_proxy, best_pos, threshold
 
 
 @kernel
@@ -372,7 +303,7 @@ def best_splits_parallel(
     code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
     out_proxy, out_pos, out_threshold,
 ):  # fmt: skip
-    """Same as :func:`best_splits_serial`, features spread over threads.
+    """Compute what :func:`best_splits_serial` does, features spread over threads.
 
     Notes
     -----
@@ -442,7 +373,7 @@ def partition_serial(nodes, node_start, node_end, split_feature, goes_left, sort
 @parallel_kernel
 def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
                        sorted_val, max_segment, n_chunks):  # fmt: skip
-    """Same as :func:`partition_serial`, features split into ``n_chunks`` contiguous chunks.
+    """Partition like :func:`partition_serial`, features split into ``n_chunks`` chunks.
 
     Notes
     -----
@@ -564,7 +495,7 @@ def presort(X, n_chunks):
 
 @kernel
 def presort_serial(X):
-    """Serial twin of :func:`presort`."""
+    """Sort every column like :func:`presort`, on one thread."""
     n_samples, n_features = X.shape
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
     sorted_val = np.empty((n_features, n_samples), dtype=np.float32)

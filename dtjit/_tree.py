@@ -86,8 +86,11 @@ class Tree:
             raise TreeFormatError(
                 f"Tree arrays: missing {sorted(missing)}, unexpected {sorted(extra)}."
             )
-        self.n_features = int(n_features)
-        self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(-1)
+        try:
+            self.n_features = int(n_features)
+            self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(-1)
+        except (OverflowError, TypeError, ValueError) as exc:
+            raise TreeFormatError(f"Invalid n_features or n_classes: {exc}") from exc
         for name in NODE_ARRAYS:
             setattr(self, name, arrays[name])
         check_tree(self)
@@ -195,10 +198,11 @@ def check_tree(tree: Tree) -> None:
     """Check every invariant of the storage contract; raise :class:`TreeFormatError` if broken.
 
     Checked: dtypes and shapes; leaf markers consistent across ``feature``, ``left``,
-    ``right`` and ``threshold``; split features in range; the children of the ``k``-th split
-    node are exactly ``2k + 1`` and ``2k + 2`` (which implies every index is in range, every
-    node but the root has exactly one parent, no cycles, and breadth-first order); finite
-    thresholds and values; sample counts that add up from children to parents.
+    ``right`` and ``threshold`` (``-1`` children, ``-2`` feature and threshold); split
+    features in range; the children of the ``k``-th split node are exactly ``2k + 1`` and
+    ``2k + 2`` (which implies every index is in range, every node but the root has exactly
+    one parent, no cycles, and breadth-first order); finite thresholds and values; sample
+    counts that add up from children to parents.
 
     Parameters
     ----------
@@ -221,17 +225,22 @@ def check_tree(tree: Tree) -> None:
     if n_nodes == 0:
         _fail("A tree needs at least one node.")
     n_classes = tree.n_classes
-    if n_classes.ndim != 1 or n_classes.shape[0] != tree.value.shape[1] or n_classes.min() < 1:
+    if n_classes.ndim != 1 or n_classes.shape[0] < 1:
+        _fail(f"n_classes must list at least one output, got {n_classes.tolist()}.")
+    if n_classes.shape[0] != tree.value.shape[1] or n_classes.min() < 1:
         _fail(f"n_classes {n_classes.tolist()} does not match value shape {tree.value.shape}.")
     if tree.value.shape[2] != n_classes.max():
         _fail(f"value has {tree.value.shape[2]} class columns, n_classes says {n_classes.max()}.")
-    if tree.n_features < 1:
-        _fail(f"n_features must be >= 1, got {tree.n_features}.")
+    if not 1 <= tree.n_features <= np.iinfo(np.int32).max:
+        _fail(f"n_features must be in [1, 2**31 - 1], got {tree.n_features}.")
 
     feature, left, right = tree.feature, tree.left, tree.right
     is_leaf = left == TREE_LEAF
     _first_bad(is_leaf != (right == TREE_LEAF), "left and right disagree on being a leaf")
     _first_bad(is_leaf & (feature != TREE_UNDEFINED), f"a leaf's feature must be {TREE_UNDEFINED}")
+    _first_bad(
+        is_leaf & (tree.threshold != TREE_UNDEFINED), f"a leaf's threshold must be {TREE_UNDEFINED}"
+    )
     split = np.flatnonzero(~is_leaf)
     n_split = split.shape[0]
     if n_nodes != 2 * n_split + 1:
@@ -308,13 +317,18 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"No model file at {path!r}.")
+    if os.path.isdir(path):
+        raise TreeFormatError(f"{path!r} is a directory, not a readable dtjit model file.")
+    with open(path, "rb") as f:
+        raw = f.read()
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+        arrays = _read_npz_members(raw)
+    except TreeFormatError as exc:
         raise TreeFormatError(f"{path!r} is not a readable dtjit model file: {exc}") from exc
+    except Exception as exc:  # zipfile/numpy raise many types on corrupted input
+        raise TreeFormatError(
+            f"{path!r} is not a readable dtjit model file: {type(exc).__name__}: {exc}"
+        ) from exc
     header_bytes = arrays.pop("header", None)
     if header_bytes is None or header_bytes.dtype != np.uint8 or header_bytes.ndim != 1:
         raise TreeFormatError(f"{path!r} is not a dtjit model file: no header.")
@@ -330,6 +344,39 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray
             f"{path!r} has format version {version!r}; this dtjit reads version {FORMAT_VERSION}."
         )
     return header, arrays
+
+
+def _read_npz_members(raw: bytes) -> dict[str, np.ndarray]:
+    """Read every array of an ``.npz`` held in memory, checking each header first.
+
+    Each member's declared shape and dtype are read before its data, and a member whose data
+    would be larger than its stored bytes, or of dtype object, is refused: a crafted header
+    can neither make us allocate terabytes nor unpickle anything.
+    """
+    if not zipfile.is_zipfile(io.BytesIO(raw)):
+        raise TreeFormatError("not an .npz archive")
+    arrays = {}
+    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+        for info in archive.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            with archive.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                if version == (1, 0):
+                    shape, _fortran, dtype = np.lib.format.read_array_header_1_0(member)
+                elif version == (2, 0):
+                    shape, _fortran, dtype = np.lib.format.read_array_header_2_0(member)
+                else:
+                    raise TreeFormatError(f"array {name!r} has unsupported .npy version {version}")
+                if dtype.hasobject:
+                    raise TreeFormatError(f"array {name!r} has dtype object (pickle refused)")
+                n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if n_bytes > info.file_size:
+                    raise TreeFormatError(
+                        f"array {name!r} claims {n_bytes} bytes but stores {info.file_size}"
+                    )
+            with archive.open(info) as member:
+                arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+    return arrays
 
 
 def tree_from_arrays(n_features: Any, n_classes: Any, arrays: dict[str, np.ndarray]) -> Tree:

@@ -103,7 +103,7 @@ def _run_here():
 
 def _assert_same(lane, here):
     assert len(lane) == len(here)
-    for k, (a, b) in enumerate(zip(lane, here)):
+    for k, (a, b) in enumerate(zip(lane, here, strict=True)):
         for name in b:
             np.testing.assert_allclose(
                 np.asarray(a[name], dtype=float),

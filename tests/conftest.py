@@ -1,0 +1,36 @@
+"""Fixtures shared by the estimator, tree and scikit-learn-compatibility tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+
+SHARED_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def iris_data():
+    """Iris as float64 ``(X, y)``: 150 x 4, three classes."""
+    return load_iris(return_X_y=True)
+
+
+@pytest.fixture(scope="session")
+def breast_cancer_data():
+    """Breast cancer as float64 ``(X, y)``: 569 x 30, two classes."""
+    return load_breast_cancer(return_X_y=True)
+
+
+@pytest.fixture(scope="session")
+def diabetes_data():
+    """Diabetes as float64 ``(X, y)``: 442 x 10, a regression target."""
+    return load_diabetes(return_X_y=True)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The project's real datasets in ``../shared/data``; skips when the folder is absent."""
+    if not SHARED_DATA_DIR.is_dir():
+        pytest.skip(f"shared datasets not found at {SHARED_DATA_DIR}")
+    return SHARED_DATA_DIR

@@ -1,0 +1,820 @@
+"""The estimator layer: input validation, input kinds, threads, pickling, fitted attributes."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+from sklearn import tree as sklearn_tree
+from sklearn.datasets import make_classification, make_regression
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import compute_sample_weight
+
+import dtjit
+from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
+
+ESTIMATORS = [DecisionTreeClassifier, DecisionTreeRegressor]
+NODE_ARRAYS = (
+    "feature", "threshold", "left", "right", "value", "impurity", "n_node_samples",
+    "weighted_n_node_samples", "missing_left",
+)  # fmt: skip
+
+
+def assert_same_tree(a, b):
+    """Bit-for-bit equality of two fitted trees (every per-node array, same dtype)."""
+    ta, tb = a.tree_, b.tree_
+    assert ta.node_count == tb.node_count
+    assert ta.n_features == tb.n_features
+    np.testing.assert_array_equal(ta.n_classes, tb.n_classes)
+    for name in NODE_ARRAYS:
+        x, y = getattr(ta, name), getattr(tb, name)
+        assert x.dtype == y.dtype, name
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+def iris_task(iris_data, est_class):
+    """Iris with the class labels as target, or petal width as a regression target."""
+    X, y = iris_data
+    if est_class is DecisionTreeRegressor:
+        return X[:, :3], X[:, 3]
+    return X, y
+
+
+# ------------------------------------------------------------------------- (a) bad input
+def _with_value(X, row, col, value):
+    X = X.astype(np.float64, copy=True)
+    X[row, col] = value
+    return X
+
+
+BAD_FIT_DATA = [
+    # id, make (X, y) from iris (X, y), expected match
+    ("nan-in-X", lambda X, y: (_with_value(X, 3, 1, np.nan), y), "Input X contains NaN"),
+    ("inf-in-X", lambda X, y: (_with_value(X, 3, 1, np.inf), y), "Input X contains infinity"),
+    ("-inf-in-X", lambda X, y: (_with_value(X, 0, 0, -np.inf), y), "Input X contains infinity"),
+    (
+        "X-too-large-for-float32",
+        lambda X, y: (_with_value(X, 0, 0, 1e39), y),
+        "too large for dtype\\('float32'\\)",
+    ),
+    (
+        "nan-in-y",
+        lambda X, y: (X, np.where(np.arange(len(y)) == 7, np.nan, y)),
+        "Input y contains NaN",
+    ),
+    ("1-D-X", lambda X, y: (X[:, 0], y), "Expected 2D array, got 1D array"),
+    ("3-D-X", lambda X, y: (X.reshape(len(X), 2, 2), y), "Found array with dim 3"),
+    ("X-y-lengths", lambda X, y: (X, y[:-1]), "inconsistent numbers of samples: \\[150, 149\\]"),
+    (
+        "object-strings-X",
+        lambda X, y: (np.array([["a", "b"], ["c", "d"]], dtype=object), y[:2]),
+        "could not convert string to float",
+    ),
+    (
+        "unicode-X",
+        lambda X, y: (np.array([["a", "b"], ["c", "d"]]), y[:2]),
+        "could not convert string to float",
+    ),
+    ("empty-X", lambda X, y: (np.empty((0, 4)), y[:0]), "0 sample\\(s\\)"),
+    ("no-features", lambda X, y: (np.empty((150, 0)), y), "0 feature\\(s\\)"),
+    ("single-sample", lambda X, y: (X[:1], y[:1]), "1 sample\\(s\\) .* minimum of 2"),
+    ("complex-X", lambda X, y: (X.astype(complex), y), "Complex data not supported"),
+    ("2-D-y", lambda X, y: (X, np.c_[y, y]), "y should be a 1d array"),
+]
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "make_data, match", [(m, p) for _, m, p in BAD_FIT_DATA], ids=[i for i, _, _ in BAD_FIT_DATA]
+)
+def test_fit_rejects_bad_data(iris_data, est_class, make_data, match):
+    X, y = make_data(*iris_data)
+    with pytest.raises(ValueError, match=match):
+        est_class().fit(X, y)
+
+
+def test_fit_rejects_sparse_X(iris_data):
+    X, y = iris_data
+    with pytest.raises(TypeError, match="Sparse data was passed"):
+        DecisionTreeClassifier().fit(sparse.csr_matrix(X), y)
+
+
+def test_classifier_rejects_continuous_target(iris_data):
+    X, _ = iris_data
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        DecisionTreeClassifier().fit(X, X[:, 0] + 0.01)
+
+
+def test_regressor_rejects_string_target(iris_data):
+    X, y = iris_data
+    with pytest.raises(ValueError, match="could not convert string to float"):
+        DecisionTreeRegressor().fit(X, np.array(["a", "b", "c"])[y])
+
+
+BAD_PARAMS = [
+    ({"criterion": "foo"}, "'criterion' parameter"),
+    ({"splitter": "foo"}, "'splitter' parameter"),
+    ({"splitter": "random"}, "'splitter' parameter"),
+    ({"max_depth": 0}, "'max_depth' parameter"),
+    ({"max_depth": -1}, "'max_depth' parameter"),
+    ({"max_depth": 1.5}, "'max_depth' parameter"),
+    ({"min_samples_split": 1}, "'min_samples_split' parameter"),
+    ({"min_samples_split": 0.0}, "'min_samples_split' parameter"),
+    ({"min_samples_split": 1.5}, "'min_samples_split' parameter"),
+    ({"min_samples_leaf": 0}, "'min_samples_leaf' parameter"),
+    ({"min_samples_leaf": 1.0}, "'min_samples_leaf' parameter"),
+    ({"min_weight_fraction_leaf": 0.6}, "'min_weight_fraction_leaf' parameter"),
+    ({"min_weight_fraction_leaf": -0.1}, "'min_weight_fraction_leaf' parameter"),
+    ({"max_features": 0}, "'max_features' parameter"),
+    ({"max_features": "foo"}, "'max_features' parameter"),
+    ({"max_features": 0.0}, "'max_features' parameter"),
+    ({"max_features": 1.5}, "'max_features' parameter"),
+    ({"max_features": 5}, "max_features=5 is larger than the number of features \\(4\\)"),
+    ({"max_leaf_nodes": 1}, "'max_leaf_nodes' parameter"),
+    ({"min_impurity_decrease": -1}, "'min_impurity_decrease' parameter"),
+    ({"n_jobs": 0}, "n_jobs == 0 has no meaning"),
+    ({"n_jobs": 1.5}, "'n_jobs' parameter"),
+    ({"random_state": "seed"}, "'random_state' parameter"),
+]
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "params, match", BAD_PARAMS, ids=[f"{k}={v!r}" for p, _ in BAD_PARAMS for k, v in p.items()]
+)
+def test_fit_rejects_bad_parameters(iris_data, est_class, params, match):
+    X, y = iris_data
+    est = est_class(**params)  # __init__ only stores
+    assert est.get_params()[next(iter(params))] is next(iter(params.values()))
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "est_class, params",
+    [
+        (DecisionTreeClassifier, {"criterion": "squared_error"}),
+        (DecisionTreeRegressor, {"criterion": "gini"}),
+        (DecisionTreeClassifier, {"class_weight": "foo"}),
+    ],
+    ids=["clf-squared_error", "reg-gini", "class_weight=foo"],
+)
+def test_fit_rejects_criterion_of_other_task(iris_data, est_class, params):
+    X, y = iris_data
+    with pytest.raises(ValueError, match=f"'{next(iter(params))}' parameter"):
+        est_class(**params).fit(X, y)
+
+
+BAD_WEIGHTS = [
+    ("negative", lambda n: np.r_[-1.0, np.ones(n - 1)], "Negative values .*sample_weight"),
+    ("all-zero", lambda n: np.zeros(n), "at least one non-zero"),
+    ("too-short", lambda n: np.ones(n - 1), "sample_weight.shape == \\(149,\\), expected"),
+    ("too-long", lambda n: np.ones(n + 1), "sample_weight.shape == \\(151,\\), expected"),
+    ("nan", lambda n: np.r_[np.nan, np.ones(n - 1)], "sample_weight contains NaN"),
+    ("inf", lambda n: np.r_[np.inf, np.ones(n - 1)], "sample_weight contains infinity"),
+    ("2-D", lambda n: np.ones((n, 1)), "Sample weights must be 1D"),
+]
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "make_weight, match", [(m, p) for _, m, p in BAD_WEIGHTS], ids=[i for i, _, _ in BAD_WEIGHTS]
+)
+def test_fit_rejects_bad_sample_weight(iris_data, est_class, make_weight, match):
+    X, y = iris_data
+    with pytest.raises(ValueError, match=match):
+        est_class().fit(X, y, sample_weight=make_weight(len(y)))
+
+
+@pytest.mark.parametrize(
+    "est_class, method",
+    [(DecisionTreeClassifier, m) for m in ("predict_proba", "predict_log_proba")]
+    + [(c, m) for c in ESTIMATORS for m in ("predict", "apply", "decision_path", "score")],
+    ids=lambda v: v if isinstance(v, str) else v.__name__,
+)
+def test_methods_before_fit_raise_not_fitted(iris_data, est_class, method):
+    X, y = iris_data
+    args = (X, y) if method == "score" else (X,)
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        getattr(est_class(), method)(*args)
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "inspect",
+    [
+        lambda e: e.get_depth(),
+        lambda e: e.get_n_leaves(),
+        lambda e: e.feature_importances_,
+        lambda e: dtjit.export_rules(e),
+    ],
+    ids=["get_depth", "get_n_leaves", "feature_importances_", "export_rules"],
+)
+def test_inspection_before_fit_raises_not_fitted(est_class, inspect):
+    with pytest.raises(NotFittedError):
+        inspect(est_class())
+
+
+BAD_PREDICT_DATA = [
+    ("nan-in-X", lambda X: _with_value(X, 3, 1, np.nan), "Input X contains NaN"),
+    ("inf-in-X", lambda X: _with_value(X, 3, 1, np.inf), "Input X contains infinity"),
+    ("too-few-features", lambda X: X[:, :3], "X has 3 features, but .* is expecting 4"),
+    ("too-many-features", lambda X: np.c_[X, X], "X has 8 features, but .* is expecting 4"),
+    ("1-D-X", lambda X: X[0], "Expected 2D array, got 1D array"),
+    ("3-D-X", lambda X: X.reshape(len(X), 2, 2), "Found array with dim 3"),
+    ("empty-X", lambda X: X[:0], "0 sample\\(s\\)"),
+    ("strings", lambda X: X.astype(str), "could not convert string to float|dtype"),
+]
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("method", ["predict", "apply", "decision_path"])
+@pytest.mark.parametrize(
+    "make_X, match",
+    [(m, p) for _, m, p in BAD_PREDICT_DATA],
+    ids=[i for i, _, _ in BAD_PREDICT_DATA],
+)
+def test_predict_rejects_bad_data(iris_data, est_class, method, make_X, match):
+    X, y = iris_data
+    est = est_class(max_depth=3).fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        getattr(est, method)(make_X(X))
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "columns, match",
+    [
+        (["a", "b", "c", "z"], "Feature names unseen at fit time:\n- z"),
+        (["b", "a", "c", "d"], "must be in the same order"),
+    ],
+    ids=["renamed", "reordered"],
+)
+def test_predict_rejects_other_dataframe_columns(iris_data, est_class, columns, match):
+    X, y = iris_data
+    est = est_class(max_depth=3).fit(pd.DataFrame(X, columns=list("abcd")), y)
+    with pytest.raises(ValueError, match=match):
+        est.predict(pd.DataFrame(X, columns=columns))
+
+
+# ------------------------------------------------------------------------- (b) input kinds
+def _input_kinds(X, tmp_path, tag):
+    """The same matrix as every kind of input a user may pass; all must give the same trees."""
+    X = np.asarray(X, dtype=np.float64)
+    doubled = np.empty((2 * X.shape[0], X.shape[1]), dtype=np.float64)
+    doubled[::2] = X
+    doubled[1::2] = -1.0
+    readonly = X.copy()
+    readonly.setflags(write=False)
+    readonly32 = X.astype(np.float32)
+    readonly32.setflags(write=False)
+    mm64 = np.memmap(tmp_path / f"{tag}64.dat", dtype=np.float64, mode="w+", shape=X.shape)
+    mm64[:] = X
+    mm64.flush()
+    mm32 = np.memmap(tmp_path / f"{tag}32.dat", dtype=np.float32, mode="w+", shape=X.shape)
+    mm32[:] = X
+    mm32.flush()
+    return {
+        "float64": X,
+        "float32": X.astype(np.float32),
+        "int64": X.astype(np.int64),
+        "int32": X.astype(np.int32),
+        "uint8": X.astype(np.uint8),
+        "F-order": np.asfortranarray(X),
+        "F-order-float32": np.asfortranarray(X, dtype=np.float32),
+        "sliced": doubled[::2],
+        "column-sliced": np.c_[X, X][:, : X.shape[1]],
+        "read-only": readonly,
+        "read-only-float32": readonly32,
+        "memmap-r": np.memmap(tmp_path / f"{tag}64.dat", dtype=np.float64, mode="r", shape=X.shape),
+        "memmap-r+-float32": mm32,
+        "list": X.tolist(),
+        "DataFrame": pd.DataFrame(X),
+        "DataFrame-mixed-dtypes": pd.DataFrame(
+            {f: (X[:, f].astype(np.int64) if f % 2 else X[:, f]) for f in range(X.shape[1])}
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def integer_valued_data(iris_data, diabetes_data):
+    """Iris and diabetes scaled to integer values, so every dtype holds them exactly."""
+    Xc, yc = iris_data
+    Xr, yr = diabetes_data
+    return {
+        DecisionTreeClassifier: (np.rint(Xc * 10), yc),
+        DecisionTreeRegressor: (np.rint(Xr * 1000) % 256, yr),  # uint8-representable
+    }
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+def test_every_input_kind_gives_the_same_fit_and_predictions(
+    integer_valued_data, est_class, tmp_path
+):
+    X, y = integer_valued_data[est_class]
+    kinds = _input_kinds(X, tmp_path, "x")
+    reference = est_class(random_state=0).fit(X, y)
+    expected = {"apply": reference.apply(X), "predict": reference.predict(X)}
+    if est_class is DecisionTreeClassifier:
+        expected["predict_proba"] = reference.predict_proba(X)
+    expected_path = reference.decision_path(X).toarray()
+    for name, Xk in kinds.items():
+        est = est_class(random_state=0).fit(Xk, y)
+        assert_same_tree(est, reference)
+        for method, want in expected.items():
+            got = getattr(reference, method)(Xk)
+            np.testing.assert_array_equal(got, want, err_msg=f"{method} on {name}")
+        np.testing.assert_array_equal(reference.decision_path(Xk).toarray(), expected_path)
+
+
+def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
+    """Inputs are normalised at the boundary: one compiled signature per entry kernel.
+
+    Runs in a fresh interpreter so that kernels compiled by other tests do not count.
+    """
+    script = textwrap.dedent(
+        """
+        import pathlib, sys
+        import numpy as np
+        sys.path.insert(0, {tests!r})
+        from test_estimators import _input_kinds
+        from sklearn.datasets import load_iris, load_diabetes
+        from dtjit import DecisionTreeClassifier, DecisionTreeRegressor, _builder, _predict
+
+        tmp = pathlib.Path(sys.argv[1])
+        Xc, yc = load_iris(return_X_y=True)
+        Xr, yr = load_diabetes(return_X_y=True)
+        for est, X, y in [
+            (DecisionTreeClassifier(), np.rint(Xc * 10), yc),
+            (DecisionTreeRegressor(max_depth=6), np.rint(Xr * 1000) % 256, yr),
+        ]:
+            for name, Xk in _input_kinds(X, tmp, type(est).__name__).items():
+                est.fit(Xk, y)
+                est.predict(Xk)
+                est.apply(Xk)
+                est.decision_path(Xk)
+                if hasattr(est, "predict_proba"):
+                    est.predict_proba(Xk)
+        for kernel in ("_predict.apply_rows_serial", "_predict.decision_path_rows",
+                       "_builder.build"):
+            module, attr = kernel.split(".")
+            dispatcher = getattr({{"_predict": _predict, "_builder": _builder}}[module], attr)
+            print(kernel, len(dispatcher.signatures), dispatcher.signatures)
+        """
+    ).format(tests=os.path.dirname(os.path.abspath(__file__)))
+    out = _run_python(script, str(tmp_path))
+    counts = {line.split()[0]: int(line.split()[1]) for line in out.splitlines() if line}
+    assert counts == {
+        "_predict.apply_rows_serial": 1,
+        "_predict.decision_path_rows": 1,
+        "_builder.build": 1,
+    }, out
+
+
+def test_numpy_scalar_parameters_do_not_add_builder_signatures():
+    script = textwrap.dedent(
+        """
+        import numpy as np
+        from sklearn.datasets import load_iris
+        from dtjit import DecisionTreeClassifier, _builder
+
+        X, y = load_iris(return_X_y=True)
+        DecisionTreeClassifier(max_depth=3).fit(X, y)
+        DecisionTreeClassifier(max_depth=np.int32(3)).fit(X, y)
+        DecisionTreeClassifier(max_depth=np.int64(3), min_impurity_decrease=np.float32(0.0),
+                               max_leaf_nodes=np.int32(5)).fit(X, y)
+        print(len(_builder.build.signatures))
+        """
+    )
+    assert _run_python(script).strip() == "1"
+
+
+def _run_python(script: str, *args: str, timeout: float = 300) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=timeout
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+# --------------------------------------------------------------------------- (c) threads
+needs_two_threads = pytest.mark.skipif(
+    numba.config.NUMBA_NUM_THREADS < 2, reason="numba has a single thread here"
+)
+
+
+@pytest.fixture(scope="module")
+def large_classification():
+    # 600_000 cells: above PARALLEL_MIN_WORK, so presort, split search, partition and
+    # prediction all take their parallel paths at n_jobs=2.
+    return make_classification(
+        n_samples=60_000, n_features=10, n_informative=6, n_classes=3, random_state=0
+    )
+
+
+@pytest.fixture(scope="module")
+def large_regression():
+    return make_regression(n_samples=60_000, n_features=10, noise=5.0, random_state=0)
+
+
+@needs_two_threads
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"max_leaf_nodes": 400}, {"max_features": 4, "random_state": 3}, {"max_depth": 8}],
+    ids=["default", "best-first", "max_features", "max_depth"],
+)
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_parallel_fit_is_bit_identical_to_serial(
+    large_classification, large_regression, params, task
+):
+    if task == "classification":
+        X, y = large_classification
+        est_class = DecisionTreeClassifier
+    else:
+        X, y = large_regression
+        est_class = DecisionTreeRegressor
+    serial = est_class(n_jobs=1, **params).fit(X, y)
+    parallel = est_class(n_jobs=2, **params).fit(X, y)
+    assert_same_tree(parallel, serial)
+    assert serial.tree_.node_count > 100
+    np.testing.assert_array_equal(parallel.apply(X), serial.apply(X))
+    np.testing.assert_array_equal(parallel.predict(X), serial.predict(X))
+    if task == "classification":
+        np.testing.assert_array_equal(parallel.predict_proba(X), serial.predict_proba(X))
+    # Prediction threads are independent of fitting threads.
+    serial.set_params(n_jobs=-1)
+    np.testing.assert_array_equal(serial.apply(X), parallel.apply(X))
+
+
+@needs_two_threads
+def test_n_jobs_restores_numba_thread_count(large_classification):
+    X, y = large_classification
+    before = numba.get_num_threads()
+    est = DecisionTreeClassifier(n_jobs=2, max_depth=3).fit(X[:20_000], y[:20_000])
+    assert numba.get_num_threads() == before
+    est.set_params(n_jobs=1).predict(X)
+    assert numba.get_num_threads() == before
+
+
+# -------------------------------------------------------------------------- (d) pickling
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("params", [{}, {"max_leaf_nodes": 7}], ids=["level-wise", "best-first"])
+def test_pickle_round_trip(breast_cancer_data, est_class, params):
+    X, y = breast_cancer_data
+    if est_class is DecisionTreeRegressor:
+        y = X[:, 0] * 3 + y
+        X = X[:, 1:]
+    est = est_class(random_state=0, **params).fit(X, y)
+    clone = pickle.loads(pickle.dumps(est))
+    assert_same_tree(clone, est)
+    assert clone.get_params() == est.get_params()
+    np.testing.assert_array_equal(clone.predict(X), est.predict(X))
+    np.testing.assert_array_equal(clone.apply(X), est.apply(X))
+    if est_class is DecisionTreeClassifier:
+        np.testing.assert_array_equal(clone.predict_proba(X), est.predict_proba(X))
+        np.testing.assert_array_equal(clone.classes_, est.classes_)
+
+
+# ------------------------------------------------------------------- (e) fitted attributes
+def test_fitted_attributes_of_classifier(iris_data):
+    X, y = iris_data
+    est = DecisionTreeClassifier(max_depth=3).fit(X, y)
+    np.testing.assert_array_equal(est.classes_, [0, 1, 2])
+    assert est.n_classes_ == 3
+    assert est.n_features_in_ == 4
+    assert est.n_outputs_ == 1
+    assert est.max_features_ == 4
+    assert not hasattr(est, "feature_names_in_")
+    tree = est.tree_
+    assert isinstance(tree, dtjit.Tree)
+    assert tree.n_features == 4
+    assert tree.n_outputs == 1
+    np.testing.assert_array_equal(tree.n_classes, [3])
+    assert tree.max_n_classes == 3
+    assert tree.value.shape == (tree.node_count, 1, 3)
+    assert tree.children_left is tree.left and tree.children_right is tree.right
+
+
+def test_fitted_attributes_of_regressor(diabetes_data):
+    X, y = diabetes_data
+    est = DecisionTreeRegressor(max_depth=3).fit(X, y)
+    assert est.n_features_in_ == 10
+    assert est.n_outputs_ == 1
+    assert not hasattr(est, "classes_")
+    assert est.tree_.value.shape == (est.tree_.node_count, 1, 1)
+    np.testing.assert_array_equal(est.tree_.n_classes, [1])
+    assert est.get_depth() == 3 and est.get_n_leaves() == 8
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+def test_feature_names_in_with_dataframe(iris_data, est_class):
+    X, y = iris_data
+    columns = ["sepal length", "sepal width", "petal length", "petal width"]
+    est = est_class(max_depth=2).fit(pd.DataFrame(X, columns=columns), y)
+    assert est.feature_names_in_.dtype == object
+    np.testing.assert_array_equal(est.feature_names_in_, columns)
+    # Refitting on an array forgets the names.
+    est.fit(X, y)
+    assert not hasattr(est, "feature_names_in_")
+
+
+@pytest.mark.parametrize(
+    "max_features, expected",
+    [(None, 30), ("sqrt", 5), ("log2", 4), (0.5, 15), (0.01, 1), (3, 3), (30, 30), (1.0, 30)],
+)
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+def test_max_features_resolution(breast_cancer_data, est_class, max_features, expected):
+    X, y = breast_cancer_data
+    est = est_class(max_features=max_features, random_state=0, max_depth=2).fit(X, y)
+    assert est.max_features_ == expected
+    sk_class = getattr(sklearn_tree, est_class.__name__)
+    sk = sk_class(max_features=max_features, random_state=0, max_depth=2).fit(X, y)
+    assert est.max_features_ == sk.max_features_
+
+
+def _depth_and_leaves_by_walking(tree):
+    depth, leaves, stack = 0, 0, [(0, 0)]
+    while stack:
+        node, d = stack.pop()
+        depth = max(depth, d)
+        if tree.children_left[node] == -1:
+            leaves += 1
+        else:
+            stack += [(tree.children_left[node], d + 1), (tree.children_right[node], d + 1)]
+    return depth, leaves
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"max_depth": 4}, {"max_leaf_nodes": 9}, {"min_samples_leaf": 20}]
+)
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+def test_get_depth_and_n_leaves_agree_with_tree(breast_cancer_data, est_class, params):
+    X, y = breast_cancer_data
+    est = est_class(**params).fit(X, y)
+    tree = est.tree_
+    depth, leaves = _depth_and_leaves_by_walking(tree)
+    assert est.get_depth() == tree.max_depth == depth == tree.node_depth.max()
+    assert est.get_n_leaves() == tree.n_leaves == leaves
+    assert tree.node_count == 2 * leaves - 1
+    assert len(tree.children_left) == len(tree.children_right) == tree.node_count
+    if "max_leaf_nodes" in params:
+        assert leaves <= params["max_leaf_nodes"]
+    if "max_depth" in params:
+        assert depth <= params["max_depth"]
+
+
+@pytest.fixture(scope="module")
+def tie_free_iris(iris_data):
+    """Iris without petal width: at depth 2 no two splits tie, and DFS == BFS numbering.
+
+    (With petal width, ``petal length <= 2.45`` and ``petal width <= 0.8`` tie at the root:
+    scikit-learn picks one at random, dtjit the lowest feature index.)
+    """
+    X, y = iris_data
+    return X[:, :3], y
+
+
+@pytest.mark.parametrize("sklearn_seed", [0, 1, 2, 3])
+def test_tie_free_iris_depth_2_matches_sklearn_exactly(tie_free_iris, sklearn_seed):
+    X, y = tie_free_iris
+    est = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    sk = sklearn_tree.DecisionTreeClassifier(max_depth=2, random_state=sklearn_seed).fit(X, y)
+    ours, theirs = est.tree_, sk.tree_
+    assert ours.node_count == theirs.node_count == 5
+    assert ours.max_depth == theirs.max_depth == 2
+    assert ours.n_leaves == theirs.n_leaves == 3
+    np.testing.assert_array_equal(ours.children_left, theirs.children_left)
+    np.testing.assert_array_equal(ours.children_right, theirs.children_right)
+    np.testing.assert_array_equal(ours.feature, theirs.feature)
+    np.testing.assert_array_equal(ours.threshold, theirs.threshold)
+    np.testing.assert_array_equal(ours.n_node_samples, theirs.n_node_samples)
+    np.testing.assert_allclose(ours.impurity, theirs.impurity, rtol=1e-12)
+    np.testing.assert_allclose(ours.value, theirs.value, rtol=1e-12)
+    np.testing.assert_allclose(est.feature_importances_, sk.feature_importances_, rtol=1e-12)
+    np.testing.assert_array_equal(est.predict(X), sk.predict(X))
+    np.testing.assert_allclose(est.predict_proba(X), sk.predict_proba(X), rtol=1e-12)
+    assert sklearn_tree.export_text(est) == sklearn_tree.export_text(sk)
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+def test_feature_importances_sum_to_one(breast_cancer_data, est_class):
+    X, y = breast_cancer_data
+    est = est_class(max_depth=5).fit(X, y)
+    importances = est.feature_importances_
+    assert importances.shape == (30,)
+    assert (importances >= 0).all()
+    np.testing.assert_allclose(importances.sum(), 1.0, rtol=1e-12)
+    used = np.unique(est.tree_.feature[est.tree_.feature >= 0])
+    assert set(np.flatnonzero(importances)) <= set(used)
+
+
+def test_feature_importances_of_a_single_leaf_are_zero(iris_data):
+    X, _ = iris_data
+    est = DecisionTreeClassifier().fit(X, np.zeros(len(X), dtype=int))
+    assert est.tree_.node_count == 1
+    np.testing.assert_array_equal(est.feature_importances_, np.zeros(4))
+    np.testing.assert_array_equal(est.predict_proba(X), np.ones((len(X), 1)))
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_predict_proba_and_log_proba(breast_cancer_data, criterion):
+    X, y = breast_cancer_data
+    est = DecisionTreeClassifier(criterion=criterion, min_samples_leaf=5).fit(X, y)
+    proba = est.predict_proba(X)
+    assert proba.shape == (len(X), 2) and proba.dtype == np.float64
+    assert (proba >= 0).all() and (proba <= 1).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    assert (proba == 0).any(), "expect pure leaves, to exercise log(0)"
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(est.predict_log_proba(X), np.log(proba))
+    np.testing.assert_array_equal(est.predict(X), est.classes_[np.argmax(proba, axis=1)])
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("params", [{}, {"max_leaf_nodes": 12}], ids=["level-wise", "best-first"])
+def test_decision_path_is_the_root_to_leaf_path(breast_cancer_data, est_class, params):
+    X, y = breast_cancer_data
+    est = est_class(random_state=0, **params).fit(X, y)
+    tree = est.tree_
+    path = est.decision_path(X)
+    assert sparse.issparse(path) and path.format == "csr"
+    assert path.shape == (len(X), tree.node_count)
+    np.testing.assert_array_equal(path.data, 1)
+    leaves = est.apply(X)
+    X32 = X.astype(np.float32)
+    for i in range(len(X)):
+        expected, node = [0], 0
+        while tree.children_left[node] != -1:
+            go_left = X32[i, tree.feature[node]] <= tree.threshold[node]
+            node = tree.children_left[node] if go_left else tree.children_right[node]
+            expected.append(node)
+        row = path.indices[path.indptr[i] : path.indptr[i + 1]]
+        np.testing.assert_array_equal(row, expected)
+        assert row[-1] == leaves[i]
+    assert path.sum(axis=1).max() == tree.max_depth + 1
+
+
+@pytest.mark.parametrize("as_series", [False, True], ids=["ndarray", "Series"])
+def test_string_class_labels(iris_data, as_series):
+    X, y = iris_data
+    names = np.array(["setosa", "versicolor", "virginica"], dtype=object)[y]
+    labels = pd.Series(names) if as_series else names
+    est = DecisionTreeClassifier(max_depth=3).fit(X, labels)
+    np.testing.assert_array_equal(est.classes_, ["setosa", "versicolor", "virginica"])
+    numeric = DecisionTreeClassifier(max_depth=3).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[numeric.predict(X)])
+    np.testing.assert_array_equal(est.predict_proba(X), numeric.predict_proba(X))
+    assert est.score(X, labels) == numeric.score(X, y)
+
+
+def test_unsorted_and_sparse_integer_labels(iris_data):
+    X, y = iris_data
+    labels = np.array([7, -3, 100])[y]
+    est = DecisionTreeClassifier(max_depth=3).fit(X, labels)
+    np.testing.assert_array_equal(est.classes_, [-3, 7, 100])
+    proba = est.predict_proba(X)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[np.argmax(proba, axis=1)])
+    assert est.score(X, labels) > 0.95
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {0: 1.0, 1: 5.0}])
+def test_class_weight_equals_equivalent_sample_weight(breast_cancer_data, class_weight):
+    X, y = breast_cancer_data
+    by_class = DecisionTreeClassifier(class_weight=class_weight, max_depth=6).fit(X, y)
+    by_sample = DecisionTreeClassifier(max_depth=6).fit(
+        X, y, sample_weight=compute_sample_weight(class_weight, y)
+    )
+    assert_same_tree(by_class, by_sample)
+    unweighted = DecisionTreeClassifier(max_depth=6).fit(X, y)
+    assert not np.array_equal(by_class.tree_.value, unweighted.tree_.value)
+
+
+def test_class_weight_multiplies_sample_weight(breast_cancer_data):
+    X, y = breast_cancer_data
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    a = DecisionTreeClassifier(class_weight="balanced", max_depth=5).fit(X, y, sample_weight=w)
+    b = DecisionTreeClassifier(max_depth=5).fit(
+        X, y, sample_weight=w * compute_sample_weight("balanced", y)
+    )
+    assert_same_tree(a, b)
+
+
+def test_integer_sample_weights_equal_repeated_rows(breast_cancer_data):
+    X, y = breast_cancer_data
+    w = np.random.default_rng(0).integers(0, 4, len(y))
+    weighted = DecisionTreeClassifier(max_depth=4).fit(X, y, sample_weight=w)
+    repeated = DecisionTreeClassifier(max_depth=4).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    tw, tr = weighted.tree_, repeated.tree_
+    np.testing.assert_array_equal(tw.feature, tr.feature)
+    np.testing.assert_array_equal(tw.threshold, tr.threshold)
+    np.testing.assert_allclose(tw.value, tr.value, rtol=1e-12)
+    np.testing.assert_array_equal(tw.weighted_n_node_samples, tr.n_node_samples)
+
+
+@pytest.mark.parametrize(
+    "fraction_param", [{"min_samples_leaf": 0.1}, {"min_samples_split": 0.3}], ids=lambda p: str(p)
+)
+def test_fractions_resolve_against_all_rows_without_zero_weights(
+    breast_cancer_data, fraction_param
+):
+    X, y = breast_cancer_data
+    ((name, fraction),) = fraction_param.items()
+    as_int = {name: int(np.ceil(fraction * len(y)))}
+    assert_same_tree(
+        DecisionTreeClassifier(**fraction_param).fit(X, y),
+        DecisionTreeClassifier(**as_int).fit(X, y),
+    )
+
+
+@pytest.mark.parametrize(
+    "fraction_param", [{"min_samples_leaf": 0.1}, {"min_samples_split": 0.3}], ids=lambda p: str(p)
+)
+def test_fractions_resolve_against_all_rows_with_zero_weights(breast_cancer_data, fraction_param):
+    X, y = breast_cancer_data
+    w = np.ones(len(y))
+    w[::2] = 0.0
+    ((name, fraction),) = fraction_param.items()
+    as_int = {name: int(np.ceil(fraction * len(y)))}  # scikit-learn: ceil(fraction * n_samples)
+    assert_same_tree(
+        DecisionTreeClassifier(**fraction_param).fit(X, y, sample_weight=w),
+        DecisionTreeClassifier(**as_int).fit(X, y, sample_weight=w),
+    )
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+def test_sklearn_export_functions_accept_dtjit_estimators(iris_data, est_class):
+    X, y = iris_data
+    names = ["sl", "sw", "pl", "pw"]
+    est = est_class(max_depth=3).fit(X, y)
+    text = sklearn_tree.export_text(est, feature_names=names)
+    assert text.count("|---") == est.tree_.node_count - 1 + est.get_n_leaves()
+    assert "pl <=" in text or "pw <=" in text
+    dot = sklearn_tree.export_graphviz(est, feature_names=names, filled=True)
+    assert dot.startswith("digraph Tree {")
+    assert dot.count(" [label=") == est.tree_.node_count
+
+
+def test_export_graphviz_same_as_sklearn_on_tie_free_tree(tie_free_iris):
+    X, y = tie_free_iris
+    est = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    sk = sklearn_tree.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    assert sklearn_tree.export_graphviz(est) == sklearn_tree.export_graphviz(sk)
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+def test_max_features_is_reproducible_and_seeded(breast_cancer_data, est_class):
+    X, y = breast_cancer_data
+    a = est_class(max_features="sqrt", random_state=0).fit(X, y)
+    b = est_class(max_features="sqrt", random_state=0).fit(X, y)
+    assert_same_tree(a, b)
+    c = est_class(max_features="sqrt", random_state=1).fit(X, y)
+    assert not np.array_equal(a.tree_.feature, c.tree_.feature) or not np.array_equal(
+        a.tree_.threshold, c.tree_.threshold
+    )
+    d = est_class(max_features="sqrt", random_state=np.random.RandomState(0)).fit(X, y)
+    assert_same_tree(a, d)  # a RandomState seeded like the int draws the same seed
+    full = est_class(max_features=None).fit(X, y)
+    assert not np.array_equal(full.tree_.feature, a.tree_.feature)
+
+
+def test_max_features_all_constant_but_one_still_splits():
+    # Constant features drawn count towards max_features but drawing continues until a
+    # non-constant one is found (scikit-learn's rule), so the tree still splits.
+    rng = np.random.default_rng(0)
+    X = np.zeros((200, 20))
+    X[:, 13] = rng.normal(size=200)
+    y = (X[:, 13] > 0).astype(int)
+    for seed in range(5):
+        est = DecisionTreeClassifier(max_features=1, random_state=seed).fit(X, y)
+        assert est.tree_.feature[0] == 13
+        assert est.score(X, y) == 1.0
+
+
+# ------------------------------------------------------------ (f) a degenerate, deep chain
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [20_000, 100_000], ids=["20k", "100k"])
+def test_alternating_labels_on_one_sorted_feature_build_a_deep_chain(n):
+    # Every split peels a single sample off one end (the only splits that gain anything),
+    # so the tree is a chain n - 1 levels deep: any recursion in the builder would overflow.
+    # Exact CART is O(n * depth) = O(n^2) here; the 100k fit takes about a minute (scikit-learn
+    # about ten): speed is measured in benchmarks, this test checks the structure.
+    X = np.arange(n, dtype=np.float64).reshape(-1, 1)
+    y = np.arange(n) % 2
+    est = DecisionTreeClassifier().fit(X, y)
+    tree = est.tree_
+    assert tree.node_count == 2 * n - 1
+    assert est.get_n_leaves() == n
+    assert est.get_depth() == n - 1
+    assert (tree.n_node_samples[tree.children_left == -1] == 1).all()
+    dtjit.check_tree(tree)
+    rows = np.linspace(0, n - 1, 2_000).astype(int) if n > 20_000 else slice(None)
+    assert (est.predict(X[rows]) == y[rows]).all()

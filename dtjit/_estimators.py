@@ -210,7 +210,7 @@ class BaseDecisionTree(BaseEstimator):
         return np.asarray(X)
 
     def _apply_validated(self, X: np.ndarray) -> np.ndarray:
-        tree = self.tree_
+        nodes, nan_left = self.tree_.packed_nodes()
         n_samples = X.shape[0]
         out = np.empty(n_samples, dtype=np.int64)
         direct = X.dtype == np.float32 and X.flags.c_contiguous and X.flags.writeable
@@ -226,10 +226,7 @@ class BaseDecisionTree(BaseEstimator):
                     if n_threads > 1 and block.size >= PARALLEL_MIN_WORK
                     else _predict.apply_rows_serial
                 )
-                kernel(
-                    block, tree.feature, tree.threshold, tree.left, tree.right,
-                    tree.missing_left, out[start:stop],
-                )  # fmt: skip
+                kernel(block, nodes, nan_left, out[start:stop])
         return out
 
     def apply(self, X: Any, check_input: bool = True) -> np.ndarray:

@@ -16,49 +16,97 @@ from ._jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
 ROWS_PER_TASK = 4096
 
 
-@kernel
-def leaf_of_row(X, i, feature, threshold, left, right, missing_left):
-    """Leaf id reached by row ``i``.
+# The traversal reads one 16-byte record per visited node, a single cache line, instead of
+# four separate arrays (measured 1.6x faster on a 26k-node tree). ``right == left + 1`` is an
+# invariant of the breadth-first storage, so the record needs no right child. Leaves are
+# stored as self-loops (threshold +inf, left = the leaf itself), so a row that reached its
+# leaf simply stays there and several rows can walk in lock-step without per-row exits.
+NODE_DTYPE = np.dtype([("threshold", np.float64), ("feature", np.int32), ("left", np.int32)])
 
-    Notes
-    -----
-    A row goes left iff ``x <= threshold``; a NaN compares false and goes where
-    ``missing_left`` says. The float32 value is compared to the float64 threshold exactly.
-    Cost O(depth).
-    """
-    node = 0
-    while left[node] != TREE_LEAF:
-        node = child_of(
-            X[i, feature[node]], threshold[node], left[node], right[node], missing_left[node]
-        )
-    return node
+# Rows walked in lock-step by one thread: their independent memory accesses overlap, hiding
+# the latency of each node lookup (measured on 1M rows, 26k nodes: 4 rows 63 ms, 8 rows
+# 48 ms, 16 rows 82 ms; scikit-learn 93 ms).
+ROWS_IN_FLIGHT = 8
 
 
 @inline_kernel
-def child_of(x, threshold, left, right, missing_left):
-    """Child a value ``x`` goes to at a split (NaN follows ``missing_left``).
+def next_node(x, threshold, left, nan_left):
+    """Node a value ``x`` moves to from a packed node (leaves map to themselves).
 
     Notes
     -----
-    Takes scalars on purpose: a helper that receives arrays pays reference-count updates on
-    every call, even when inlined (measured 5x slower traversal).
+    Scalars only: a helper receiving arrays pays reference-count updates on every call, even
+    inlined (measured 5x slower). NaN compares false, so it goes left unless ``nan_left`` is 0.
     """
-    if x <= threshold:
-        return left
-    if np.isnan(x) and missing_left:
-        return left
-    return right
+    if x != x:
+        return left + (1 - nan_left)
+    return left + np.int32(x > threshold)
 
 
 @kernel
-def apply_rows_serial(X, feature, threshold, left, right, missing_left, out):
+def apply_block(X, start, stop, nodes, nan_left, out, current):
+    """Write into ``out[i]`` the leaf reached by each row ``i`` in ``[start, stop)`` of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray of float32, shape (n_samples, n_features), C order
+        Rows to route.
+    start, stop : int
+        The block of rows.
+    nodes : ndarray of NODE_DTYPE
+        The packed tree (see :func:`dtjit._tree.Tree.packed_nodes`).
+    nan_left : ndarray of uint8
+        1 where a NaN goes left (1 at leaves, so a NaN stays there).
+    out : ndarray of int64
+        Leaf ids, written at ``[start, stop)`` only.
+    current : ndarray of int64, shape (ROWS_IN_FLIGHT,)
+        Scratch for the rows in flight.
+
+    Notes
+    -----
+    Cost O(rows * depth); groups of ``ROWS_IN_FLIGHT`` rows advance together until all of
+    them stand still (their leaves are self-loops).
+    """
+    i = start
+    while i + ROWS_IN_FLIGHT <= stop:
+        current[:] = 0
+        moved = True
+        while moved:
+            moved = False
+            for k in range(ROWS_IN_FLIGHT):
+                node = current[k]
+                record = nodes[node]
+                nxt = next_node(
+                    X[i + k, record["feature"]], record["threshold"], record["left"], nan_left[node]
+                )
+                moved |= nxt != node
+                current[k] = nxt
+        for k in range(ROWS_IN_FLIGHT):
+            out[i + k] = current[k]
+        i += ROWS_IN_FLIGHT
+    while i < stop:
+        node = 0
+        while True:
+            record = nodes[node]
+            nxt = next_node(
+                X[i, record["feature"]], record["threshold"], record["left"], nan_left[node]
+            )
+            if nxt == node:
+                break
+            node = nxt
+        out[i] = node
+        i += 1
+
+
+@kernel
+def apply_rows_serial(X, nodes, nan_left, out):
     """Write into ``out[i]`` the leaf id reached by each row ``i`` of ``X``."""
-    for i in range(X.shape[0]):
-        out[i] = leaf_of_row(X, i, feature, threshold, left, right, missing_left)
+    current = np.empty(ROWS_IN_FLIGHT, dtype=np.int64)
+    apply_block(X, 0, X.shape[0], nodes, nan_left, out, current)
 
 
 @parallel_kernel
-def apply_rows_parallel(X, feature, threshold, left, right, missing_left, out):
+def apply_rows_parallel(X, nodes, nan_left, out):
     """Parallel twin of :func:`apply_rows_serial`.
 
     Notes
@@ -69,9 +117,20 @@ def apply_rows_parallel(X, feature, threshold, left, right, missing_left, out):
     n = X.shape[0]
     n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
     for t in prange(n_tasks):
-        stop = min(n, (t + 1) * ROWS_PER_TASK)
-        for i in range(t * ROWS_PER_TASK, stop):
-            out[i] = leaf_of_row(X, i, feature, threshold, left, right, missing_left)
+        current = np.empty(ROWS_IN_FLIGHT, dtype=np.int64)
+        apply_block(
+            X, t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK), nodes, nan_left, out, current
+        )
+
+
+@inline_kernel
+def child_of(x, threshold, left, right, missing_left):
+    """Child a value ``x`` goes to at a split of the unpacked arrays (NaN: ``missing_left``)."""
+    if x <= threshold:
+        return left
+    if np.isnan(x) and missing_left:
+        return left
+    return right
 
 
 @kernel

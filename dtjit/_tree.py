@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ._builder import node_depths
+from ._predict import NODE_DTYPE
 from ._jit import TREE_LEAF, TREE_UNDEFINED
 
 FORMAT_NAME = "dtjit-model"
@@ -95,6 +96,7 @@ class Tree:
             setattr(self, name, arrays[name])
         check_tree(self)
         self._depth = node_depths(self.left, self.right)
+        self._packed: tuple[np.ndarray, np.ndarray] | None = None
 
     # scikit-learn vocabulary -------------------------------------------------------------
     @property
@@ -171,6 +173,27 @@ class Tree:
             if total > 0.0:
                 importances /= total
         return importances
+
+    def packed_nodes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tree in the compact form the traversal kernel reads (built once, cached).
+
+        Returns
+        -------
+        nodes : ndarray of ``_predict.NODE_DTYPE``
+            ``threshold``, ``feature``, ``left`` per node; leaves are self-loops
+            (``threshold = +inf``, ``feature = 0``, ``left = own id``).
+        nan_left : ndarray of uint8
+            1 where a NaN goes left; 1 at leaves, so a NaN row stays at its leaf.
+        """
+        if self._packed is None:
+            is_leaf = self.left == TREE_LEAF
+            nodes = np.empty(self.node_count, dtype=NODE_DTYPE)
+            nodes["threshold"] = np.where(is_leaf, np.inf, self.threshold)
+            nodes["feature"] = np.where(is_leaf, 0, self.feature)
+            nodes["left"] = np.where(is_leaf, np.arange(self.node_count), self.left)
+            nan_left = np.where(is_leaf, 1, self.missing_left).astype(np.uint8)
+            self._packed = (nodes, nan_left)
+        return self._packed
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Return the per-node arrays by name (views, not copies)."""

@@ -222,9 +222,7 @@ def apply_splits(
                 idx, child_start, child_end, code, contrib, sample_weight, y, is_regression,
                 node_stats[child],
             )  # fmt: skip
-            node_impurity_[child] = node_impurity(
-                criterion, node_stats[child], node_weight[child]
-            )
+            node_impurity_[child] = node_impurity(criterion, node_stats[child], node_weight[child])
         # The split feature is sorted, so its first pos - start samples are the left child.
         for p in range(start, pos):
             goes_left[idx[p]] = 1

@@ -110,7 +110,5 @@ def impurity_improvement(
         ``W / W_root * (impurity - W_r / W * impurity_r - W_l / W * impurity_l)``.
     """
     return (weight / weight_root) * (
-        impurity
-        - weight_right / weight * impurity_right
-        - weight_left / weight * impurity_left
+        impurity - weight_right / weight * impurity_right - weight_left / weight * impurity_left
     )

@@ -61,8 +61,7 @@ class BaseDecisionTree(BaseEstimator):
     # -- fitting -----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any, sample_weight: Any, *, is_classifier: bool) -> Any:
         self._validate_params()
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs == 0 has no meaning; use None, a positive int or -1.")
+        n_threads = resolve_n_jobs(self.n_jobs)
         X, y = validate_data(
             self,
             X,
@@ -136,13 +135,34 @@ class BaseDecisionTree(BaseEstimator):
             n_stats, n_sweep = 3, 1  # sum(w*y), sum(w*y*y), range(y); sweep sum(w*y)
 
         max_leaf_nodes = -1 if self.max_leaf_nodes is None else int(self.max_leaf_nodes)
-        seed = check_random_state(self.random_state).randint(1, np.iinfo(np.int64).max)
+        seed = check_random_state(self.random_state).randint(
+            1, np.iinfo(np.int64).max, dtype=np.int64
+        )
         rng_state = np.array([seed], dtype=np.uint64)
 
-        with numba_threads(resolve_n_jobs(self.n_jobs)) as n_threads:
+        # Gini needs W*W and squared error w*y*y: rescale weights and targets by exact powers
+        # of two when those would overflow or underflow float64. Nothing changes for data of
+        # ordinary magnitude (scale 1), and a power of two changes no rounding elsewhere.
+        weight_scale = _power_of_two_scale(sample_weight)
+        target_scale = 1.0 if is_classifier else _power_of_two_scale(y_float)
+        if weight_scale != 1.0 or target_scale != 1.0:
+            sample_weight = sample_weight * weight_scale
+            min_weight_leaf *= weight_scale
+            contrib = sample_weight * (1.0 if is_classifier else y_float * target_scale)
+            if not is_classifier:
+                y_kernel = y_float * target_scale
+        # In squared target units: scaled like the impurities (inf if it overflows: no split
+        # can then reach it, as none could in the original units either).
+        min_impurity_decrease = float(self.min_impurity_decrease)
+        if min_impurity_decrease > 0.0:
+            with np.errstate(over="ignore"):
+                min_impurity_decrease = float(
+                    np.float64(min_impurity_decrease) * target_scale * target_scale
+                )
+        with numba_threads(n_threads):
             parallel = n_threads > 1
             if parallel and n_samples * n_features >= PARALLEL_MIN_WORK:
-                sorted_idx, sorted_val = _splitter.presort(X, n_threads)
+                sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
             else:
                 sorted_idx, sorted_val = _splitter.presort_serial(X)
             (
@@ -152,15 +172,23 @@ class BaseDecisionTree(BaseEstimator):
                 sorted_idx, sorted_val, code, contrib, sample_weight, y_kernel, n_stats, n_sweep,
                 criterion, not is_classifier, max_depth, int(min_samples_split),
                 int(min_samples_leaf),
-                float(min_weight_leaf), float(self.min_impurity_decrease), int(self.max_features_),
+                float(min_weight_leaf), min_impurity_decrease, int(self.max_features_),
                 max_leaf_nodes, rng_state, bool(parallel), int(n_threads),
             )  # fmt: skip
         del sorted_idx, sorted_val
 
         if criterion == SQUARED_ERROR:
-            value = (node_stats[:, 0] / weight).reshape(-1, 1, 1)
+            value = (node_stats[:, 0] / weight / target_scale).reshape(-1, 1, 1)
+            with np.errstate(over="ignore"):
+                impurity = impurity / (target_scale * target_scale)
+            if not np.isfinite(impurity).all():
+                raise ValueError(
+                    "The variance of y overflows float64 (|y| is near 1e154 or larger); "
+                    "rescale y before fitting."
+                )
         else:
             value = (node_stats / weight[:, None]).reshape(-1, 1, n_stats)
+        weight = weight / weight_scale
         arrays = {
             "feature": feature,
             "threshold": threshold,
@@ -180,7 +208,6 @@ class BaseDecisionTree(BaseEstimator):
             n_classes=[self.n_classes_] if is_classifier else [1],
             **arrays,
         )
-        self._on_tree_set()
         return self
 
     def _resolve_max_features(self, n_features: int) -> int:
@@ -200,13 +227,16 @@ class BaseDecisionTree(BaseEstimator):
             return int(max_features)
         return max(1, int(max_features * n_features))
 
-    def _on_tree_set(self) -> None:
-        """Derive per-leaf lookups once the tree is known (after fit or load)."""
-
     # -- prediction ---------------------------------------------------------------------------
     def _validate_X_predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
         X = validate_data(self, X, reset=False, dtype=("numeric"), order=None)
+        if self.tree_.n_features != self.n_features_in_:
+            # The traversal indexes X by the tree's features: they must fit X's columns.
+            raise ValueError(
+                f"tree_ was built for {self.tree_.n_features} features but the estimator "
+                f"expects {self.n_features_in_}."
+            )
         return np.asarray(X)
 
     def _apply_validated(self, X: np.ndarray) -> np.ndarray:
@@ -220,7 +250,7 @@ class BaseDecisionTree(BaseEstimator):
                 stop = min(n_samples, start + step)
                 block = X[start:stop]
                 if not direct:
-                    block = np.array(block, dtype=np.float32, order="C", copy=True)
+                    block = _float32_block(block)
                 kernel = (
                     _predict.apply_rows_parallel
                     if n_threads > 1 and block.size >= PARALLEL_MIN_WORK
@@ -267,7 +297,7 @@ class BaseDecisionTree(BaseEstimator):
         depth_bound = tree.max_depth + 1
         blocks = []
         for start in range(0, X.shape[0], PREDICT_BLOCK_ROWS):
-            block = np.array(X[start : start + PREDICT_BLOCK_ROWS], dtype=np.float32, order="C")
+            block = _float32_block(X[start : start + PREDICT_BLOCK_ROWS])
             indptr = np.empty(block.shape[0] + 1, dtype=np.int64)
             indices = np.empty(block.shape[0] * depth_bound, dtype=np.int64)
             nnz = _predict.decision_path_rows(
@@ -310,6 +340,31 @@ class BaseDecisionTree(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _float32_block(block: np.ndarray) -> np.ndarray:
+    """Copy rows into a writeable float32 C array, refusing values too large for float32.
+
+    scikit-learn (and dtjit's fit) reject such values; a silent cast would turn them into
+    infinities and route them as if they were the largest values seen.
+    """
+    with np.errstate(over="ignore"):  # detected just below, with a clearer message
+        out = np.array(block, dtype=np.float32, order="C", copy=True)
+    if block.dtype != np.float32 and np.isinf(out).any():
+        raise ValueError("Input X contains values too large for dtype('float32').")
+    return out
+
+
+def _power_of_two_scale(a: np.ndarray) -> float:
+    """Return a power of two bringing ``max(|a|)`` near 1 if it is outside [2**-400, 2**400].
+
+    Squares of the rescaled values cannot overflow or underflow float64; values of ordinary
+    magnitude get 1.0, so their arithmetic is untouched.
+    """
+    largest = float(np.max(np.abs(a))) if a.size else 0.0
+    if largest == 0.0 or 2.0**-400 <= largest <= 2.0**400:
+        return 1.0
+    return float(2.0 ** (-np.round(np.log2(largest))))
 
 
 def _renumber_breadth_first(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -385,7 +440,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     -----
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes a few seconds; later calls, and later Python processes, reuse the cache.
+    installing takes about 15-20 s on a 2-core machine; later calls, and later Python
+    processes, load the cache (well under a second).
 
     Examples
     --------
@@ -453,11 +509,6 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         """
         return self._fit(X, y, sample_weight, is_classifier=True)
 
-    def _on_tree_set(self) -> None:
-        # A per-leaf label lets predict gather labels directly instead of building the
-        # (n_samples, n_classes) probability matrix first.
-        self._leaf_class = np.argmax(self.tree_.value[:, 0, :], axis=1)
-
     def predict(self, X: Any) -> np.ndarray:
         """Predict the class of each sample.
 
@@ -473,7 +524,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             first class in ``classes_``).
         """
         leaves = self.apply(X)
-        return self.classes_.take(self._leaf_class[leaves])
+        return self.classes_.take(self.tree_.majority_class()[leaves])
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Predict class probabilities: the weighted class fractions of each sample's leaf.
@@ -562,7 +613,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     -----
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes a few seconds; later calls, and later Python processes, reuse the cache.
+    installing takes about 15-20 s on a 2-core machine; later calls, and later Python
+    processes, load the cache (well under a second).
 
     Examples
     --------

@@ -18,6 +18,7 @@ from ._tree import (
     write_model_file,
 )
 
+CLASS_WEIGHT_PAIRS = "__pairs__"
 ESTIMATORS = {cls.__name__: cls for cls in (DecisionTreeClassifier, DecisionTreeRegressor)}
 
 
@@ -25,9 +26,10 @@ def save(model: BaseDecisionTree, path: str | os.PathLike) -> None:
     """Save a fitted dtjit estimator to ``path`` (an ``.npz`` file).
 
     The file holds the tree's arrays and a JSON header (format version, estimator class,
-    parameters, classes, feature names). Nothing is pickled, so loading a file can never run
-    code. The file is written under a temporary name and renamed, so a failure leaves no
-    half-written model.
+    parameters, classes, feature names). A ``random_state`` given as a ``RandomState``
+    instance is saved as ``None`` (its draws are already spent on the fitted tree). Nothing
+    is pickled, so loading a file can never run code. The file is written under a temporary
+    name and renamed, so a failure leaves no half-written model.
 
     Parameters
     ----------
@@ -103,6 +105,7 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
     params = header.get("params")
     if not isinstance(params, dict):
         raise TreeFormatError("Model file header has no parameter table.")
+    params = {k: _from_json(v) for k, v in params.items()}
     cls = ESTIMATORS[name]
     try:
         model = cls(**params)
@@ -110,6 +113,8 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
     except (TypeError, ValueError) as exc:
         raise TreeFormatError(f"Model file parameters do not fit {name}: {exc}") from exc
     tree = tree_from_arrays(header.get("n_features"), header.get("n_classes"), arrays)
+    if tree.n_outputs != 1:
+        raise TreeFormatError(f"{name} has one output; the file's tree has {tree.n_outputs}.")
     if cls is DecisionTreeClassifier:
         classes = arrays.get("classes")
         if classes is None or classes.ndim != 1 or classes.shape[0] != tree.max_n_classes:
@@ -122,7 +127,11 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
         raise TreeFormatError("A regression tree must have one value column.")
     names = header.get("feature_names_in")
     if names is not None:
-        if not isinstance(names, list) or len(names) != tree.n_features:
+        if (
+            not isinstance(names, list)
+            or len(names) != tree.n_features
+            or not all(isinstance(n, str) for n in names)
+        ):
             raise TreeFormatError("Model file's feature names do not match n_features.")
         model.feature_names_in_ = np.asarray(names, dtype=object)
     max_features = header.get("max_features_")
@@ -132,8 +141,21 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
     model.n_features_in_ = tree.n_features
     model.n_outputs_ = tree.n_outputs
     model.tree_ = tree
-    model._on_tree_set()
     return model
+
+
+def _from_json(value: Any) -> Any:
+    """Undo :func:`_jsonable` for a parameter value."""
+    if isinstance(value, dict) and set(value) == {CLASS_WEIGHT_PAIRS}:
+        pairs = value[CLASS_WEIGHT_PAIRS]
+        if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 for p in pairs
+        ):
+            raise TreeFormatError("Model file has a malformed class_weight.")
+        return {k: w for k, w in pairs}
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    return value
 
 
 def _jsonable(value: Any) -> Any:
@@ -143,10 +165,11 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, dict):
-        # class_weight: a dict keyed by labels, which JSON can only hold as strings; the
-        # weights are already folded into the fitted tree, so only the record is lost.
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        # class_weight: keyed by class labels, which JSON objects would turn into strings.
+        # Stored as [label, weight] pairs so labels keep their type.
+        return {CLASS_WEIGHT_PAIRS: [[_jsonable(k), _jsonable(v)] for k, v in value.items()]}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    # A RandomState instance: the seed that mattered is spent; record nothing.
+    # A RandomState instance cannot be written as JSON; its draws are already spent on the
+    # fitted tree. The loaded estimator gets random_state=None (documented in save()).
     return None

@@ -467,7 +467,7 @@ def presort_features(X, first, stop, sorted_idx, sorted_val):
 
 
 @parallel_kernel
-def presort(X, n_chunks):
+def presort_parallel(X, n_chunks):
     """Sort every column of ``X`` (float32, C order) once; features split over ``n_chunks``.
 
     Returns
@@ -495,7 +495,7 @@ def presort(X, n_chunks):
 
 @kernel
 def presort_serial(X):
-    """Sort every column like :func:`presort`, on one thread."""
+    """Sort every column like :func:`presort_parallel`, on one thread."""
     n_samples, n_features = X.shape
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
     sorted_val = np.empty((n_features, n_samples), dtype=np.float32)

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ._builder import node_depths
-from ._predict import NODE_DTYPE
 from ._jit import TREE_LEAF, TREE_UNDEFINED
+from ._predict import NODE_DTYPE
 
 FORMAT_NAME = "dtjit-model"
 FORMAT_VERSION = 1
@@ -30,6 +30,10 @@ NODE_ARRAYS: dict[str, tuple[np.dtype, int]] = {
     "weighted_n_node_samples": (np.dtype(np.float64), 1),
     "missing_left": (np.dtype(np.uint8), 1),
 }
+
+
+# Members a model file may hold; anything else in the archive is ignored unread.
+KNOWN_MEMBERS = frozenset(NODE_ARRAYS) | {"header", "classes"}
 
 
 class TreeFormatError(ValueError):
@@ -78,6 +82,12 @@ class Tree:
     ------
     TreeFormatError
         If the arrays break any invariant (see :func:`check_tree`).
+
+    Notes
+    -----
+    The tree keeps read-only copies of the arrays it is given: they are validated once, at
+    construction, and the compiled traversal trusts them from then on. To change a tree,
+    build a new one from edited copies.
     """
 
     def __init__(self, *, n_features: int, n_classes: Any, **arrays: np.ndarray) -> None:
@@ -93,10 +103,18 @@ class Tree:
         except (OverflowError, TypeError, ValueError) as exc:
             raise TreeFormatError(f"Invalid n_features or n_classes: {exc}") from exc
         for name in NODE_ARRAYS:
-            setattr(self, name, arrays[name])
+            # A private, read-only copy: the arrays are checked once, here, and compiled
+            # traversal code trusts them afterwards, so nobody may change them later (an
+            # edited child index would make predict read out of bounds).
+            a = arrays[name]
+            if isinstance(a, np.ndarray):
+                a = a.copy()
+                a.setflags(write=False)
+            setattr(self, name, a)
         check_tree(self)
         self._depth = node_depths(self.left, self.right)
         self._packed: tuple[np.ndarray, np.ndarray] | None = None
+        self._leaf_class: np.ndarray | None = None
 
     # scikit-learn vocabulary -------------------------------------------------------------
     @property
@@ -175,7 +193,7 @@ class Tree:
         return importances
 
     def packed_nodes(self) -> tuple[np.ndarray, np.ndarray]:
-        """The tree in the compact form the traversal kernel reads (built once, cached).
+        """Return the tree in the compact form the traversal kernel reads (built once, cached).
 
         Returns
         -------
@@ -195,8 +213,18 @@ class Tree:
             self._packed = (nodes, nan_left)
         return self._packed
 
+    def majority_class(self) -> np.ndarray:
+        """Return the most weighted class of every node (first one on ties; built once).
+
+        A per-node label lets ``predict`` gather labels directly instead of building the
+        (n_samples, n_classes) probability matrix first.
+        """
+        if self._leaf_class is None:
+            self._leaf_class = np.argmax(self.value[:, 0, :], axis=1)
+        return self._leaf_class
+
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """Return the per-node arrays by name (views, not copies)."""
+        """Return the per-node arrays by name (read-only views)."""
         return {name: getattr(self, name) for name in NODE_ARRAYS}
 
     def __getstate__(self) -> dict[str, Any]:
@@ -372,9 +400,10 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray
 def _read_npz_members(raw: bytes) -> dict[str, np.ndarray]:
     """Read every array of an ``.npz`` held in memory, checking each header first.
 
-    Each member's declared shape and dtype are read before its data, and a member whose data
-    would be larger than its stored bytes, or of dtype object, is refused: a crafted header
-    can neither make us allocate terabytes nor unpickle anything.
+    Only the members a model file may hold are read, they must be stored uncompressed, and
+    each one's declared shape and dtype are read before its data: a member whose data would
+    be larger than its stored bytes, or of dtype object, is refused. So reading allocates at
+    most about the file's own size and never unpickles anything.
     """
     if not zipfile.is_zipfile(io.BytesIO(raw)):
         raise TreeFormatError("not an .npz archive")
@@ -382,6 +411,11 @@ def _read_npz_members(raw: bytes) -> dict[str, np.ndarray]:
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         for info in archive.infolist():
             name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            if name not in KNOWN_MEMBERS:
+                continue  # never decompressed, never allocated
+            if info.compress_type != zipfile.ZIP_STORED:
+                # dtjit writes uncompressed members; a compressed one could expand ~1000x.
+                raise TreeFormatError(f"array {name!r} is compressed; dtjit files never are")
             with archive.open(info) as member:
                 version = np.lib.format.read_magic(member)
                 if version == (1, 0):

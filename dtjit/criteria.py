@@ -81,9 +81,15 @@ def _children(parent: np.ndarray, children: Sequence[ArrayLike]) -> list[np.ndar
     return kids
 
 
-def information_gain(
-    parent: ArrayLike, children: Sequence[ArrayLike], base: float = 2.0
-) -> float:
+def _decrease(impurity, parent: ArrayLike, children: Sequence[ArrayLike]) -> float:
+    """Impurity of the parent minus the size-weighted impurity of its children."""
+    p = _counts(parent, "parent counts")
+    kids = _children(p, children)
+    n = p.sum()
+    return float(impurity(p) - sum(k.sum() / n * impurity(k) for k in kids))
+
+
+def information_gain(parent: ArrayLike, children: Sequence[ArrayLike], base: float = 2.0) -> float:
     """Entropy of the parent minus the weighted entropy of its children (ID3's gain).
 
     Parameters
@@ -99,10 +105,7 @@ def information_gain(
     -------
     float
     """
-    p = _counts(parent, "parent counts")
-    kids = _children(p, children)
-    n = p.sum()
-    return float(entropy(p, base) - sum(k.sum() / n * entropy(k, base) for k in kids))
+    return _decrease(lambda counts: entropy(counts, base), parent, children)
 
 
 def gini_gain(parent: ArrayLike, children: Sequence[ArrayLike]) -> float:
@@ -119,7 +122,4 @@ def gini_gain(parent: ArrayLike, children: Sequence[ArrayLike]) -> float:
     -------
     float
     """
-    p = _counts(parent, "parent counts")
-    kids = _children(p, children)
-    n = p.sum()
-    return float(gini(p) - sum(k.sum() / n * gini(k) for k in kids))
+    return _decrease(gini, parent, children)

@@ -15,8 +15,9 @@ class Comparison:
 
     same_nodes: int = 0
     ties: list = field(default_factory=list)  # (dtjit node, sklearn node, quality)
-    # Regression nodes whose targets are all equal: dtjit makes them leaves (impurity 0);
-    # scikit-learn may split them because sum(w*y*y)/W - mean**2 rounds above EPSILON.
+    # Pure nodes (one class, or equal targets): dtjit makes them leaves (impurity 0);
+    # scikit-learn may split them when its impurity, computed by subtraction, rounds above
+    # EPSILON.
     pure_splits: list = field(default_factory=list)  # (dtjit node, sklearn node)
     mismatches: list = field(default_factory=list)  # human-readable reasons
 
@@ -94,7 +95,9 @@ def compare_with_sklearn(
         if a_leaf and b_leaf:
             out.same_nodes += 1
             continue
-        if a_leaf and not is_clf and np.ptp(y_code[rows]) == 0:
+        if a_leaf and np.ptp(y_code[rows]) == 0:
+            # A pure node: scikit-learn may split it when its subtraction-based impurity
+            # rounds above EPSILON (regression; classification with fractional weights).
             out.pure_splits.append((na, nb))
             continue
         if a_leaf != b_leaf:

@@ -818,3 +818,58 @@ def test_alternating_labels_on_one_sorted_feature_build_a_deep_chain(n):
     dtjit.check_tree(tree)
     rows = np.linspace(0, n - 1, 2_000).astype(int) if n > 20_000 else slice(None)
     assert (est.predict(X[rows]) == y[rows]).all()
+
+
+# ------------------------------------------------------------- fixes from the code review
+@pytest.mark.parametrize("scale", [1e160, 1e-170])
+def test_extreme_sample_weights_give_the_unit_weight_tree(scale):
+    """W*W in Gini would overflow/underflow: weights are rescaled by an exact power of two."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    plain = DecisionTreeClassifier().fit(X, y)
+    scaled = DecisionTreeClassifier().fit(X, y, sample_weight=np.full(300, scale))
+    np.testing.assert_array_equal(scaled.tree_.feature, plain.tree_.feature)
+    np.testing.assert_array_equal(scaled.tree_.threshold, plain.tree_.threshold)
+    np.testing.assert_allclose(
+        scaled.tree_.weighted_n_node_samples, plain.tree_.weighted_n_node_samples * scale
+    )
+
+
+def test_huge_targets_fit_and_unrepresentable_variance_is_a_clear_error():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    base = X[:, 0] + X[:, 1]
+    small = DecisionTreeRegressor(max_depth=3).fit(X, base)
+    big = DecisionTreeRegressor(max_depth=3).fit(X, base * 1e150)
+    np.testing.assert_array_equal(big.tree_.feature, small.tree_.feature)
+    np.testing.assert_allclose(big.predict(X), small.predict(X) * 1e150, rtol=1e-12)
+    with pytest.raises(ValueError, match="variance of y overflows"):
+        DecisionTreeRegressor().fit(X, base * 1e160)
+
+
+def test_predict_refuses_values_too_large_for_float32(iris_data):
+    X, y = iris_data
+    est = DecisionTreeClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="too large for dtype"):
+        est.predict(np.full((2, X.shape[1]), 1e300))
+
+
+def test_a_replaced_tree_must_match_the_feature_count(iris_data):
+    X, y = iris_data
+    est = DecisionTreeClassifier().fit(X, y)
+    est.tree_ = DecisionTreeClassifier().fit(np.hstack([X, X]), y).tree_
+    with pytest.raises(ValueError, match="tree_ was built for 8 features"):
+        est.predict(X)
+
+
+def test_class_weight_survives_save_load_and_clone(iris_data, tmp_path):
+    from sklearn.base import clone
+
+    X, y = iris_data
+    est = DecisionTreeClassifier(class_weight={0: 2.0, 1: 1.0, 2: 0.5}).fit(X, y)
+    dtjit.save(est, tmp_path / "m.npz")
+    loaded = dtjit.load(tmp_path / "m.npz")
+    assert loaded.class_weight == {0: 2.0, 1: 1.0, 2: 0.5}
+    refit = clone(loaded).fit(X, y)
+    np.testing.assert_array_equal(refit.predict(X), est.predict(X))

@@ -294,16 +294,14 @@ class BaseDecisionTree(BaseEstimator):
         """
         X = self._validate_X_predict(X)
         tree = self.tree_
+        nodes, nan_left = tree.packed_nodes()
         depth_bound = tree.max_depth + 1
         blocks = []
         for start in range(0, X.shape[0], PREDICT_BLOCK_ROWS):
             block = _float32_block(X[start : start + PREDICT_BLOCK_ROWS])
             indptr = np.empty(block.shape[0] + 1, dtype=np.int64)
             indices = np.empty(block.shape[0] * depth_bound, dtype=np.int64)
-            nnz = _predict.decision_path_rows(
-                block, tree.feature, tree.threshold, tree.left, tree.right, tree.missing_left,
-                depth_bound, indptr, indices,
-            )  # fmt: skip
+            nnz = _predict.decision_path_rows(block, nodes, nan_left, depth_bound, indptr, indices)
             data = np.ones(nnz, dtype=np.int64)
             blocks.append(
                 sparse.csr_matrix(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
+from ._jit import inline_kernel, kernel, parallel_kernel
 
 # Rows per parallel task: large enough that scheduling is negligible, small enough that
 # both threads get work on modest inputs.
@@ -123,26 +123,21 @@ def apply_rows_parallel(X, nodes, nan_left, out):
         )
 
 
-@inline_kernel
-def child_of(x, threshold, left, right, missing_left):
-    """Child a value ``x`` goes to at a split of the unpacked arrays (NaN: ``missing_left``)."""
-    if x <= threshold:
-        return left
-    if np.isnan(x) and missing_left:
-        return left
-    return right
-
-
 @kernel
-def decision_path_rows(X, feature, threshold, left, right, missing_left, depth_bound, indptr,
-                       indices):  # fmt: skip
+def decision_path_rows(X, nodes, nan_left, depth_bound, indptr, indices):
     """Fill CSR ``indptr`` / ``indices`` with the nodes each row visits, root to leaf.
 
     Parameters
     ----------
+    X : ndarray of float32, shape (n_samples, n_features), C order
+        Rows to route.
+    nodes, nan_left : ndarray
+        The packed tree, as for :func:`apply_block`.
     depth_bound : int
         Tree depth + 1: the most nodes a path can hold; ``indices`` must have
         ``X.shape[0] * depth_bound`` entries.
+    indptr, indices : ndarray of int64
+        Outputs.
 
     Returns
     -------
@@ -155,10 +150,14 @@ def decision_path_rows(X, feature, threshold, left, right, missing_left, depth_b
         node = 0
         indices[nnz] = 0
         nnz += 1
-        while left[node] != TREE_LEAF:
-            node = child_of(
-                X[i, feature[node]], threshold[node], left[node], right[node], missing_left[node]
+        while True:
+            record = nodes[node]
+            nxt = next_node(
+                X[i, record["feature"]], record["threshold"], record["left"], nan_left[node]
             )
+            if nxt == node:
+                break
+            node = nxt
             indices[nnz] = node
             nnz += 1
         indptr[i + 1] = nnz

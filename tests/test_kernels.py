@@ -29,7 +29,7 @@ KERNEL_MODULES = [_builder, _criterion, _predict, _splitter]
 # The workload run in the subprocess lanes; it prints the trees as JSON.
 LANE_SCRIPT = textwrap.dedent(
     """
-    import json, sys
+    import json, os, sys
     import numpy as np
     import dtjit
     rng = np.random.default_rng(0)
@@ -52,6 +52,13 @@ LANE_SCRIPT = textwrap.dedent(
         arrays["apply"] = est.apply(X).tolist()
         arrays["path_nnz"] = int(est.decision_path(X).nnz)
         out.append(arrays)
+    if os.environ.get("NUMBA_BOUNDSCHECK"):
+        # Big enough for every parallel kernel (presort, sweep, partition, traversal).
+        Xb = rng.normal(size=(30_000, 8)).astype(np.float32)
+        yb = (Xb[:, 0] + Xb[:, 1] > 0).astype(int)
+        for est in (dtjit.DecisionTreeClassifier(n_jobs=2, max_depth=12),
+                    dtjit.DecisionTreeRegressor(n_jobs=2, max_leaf_nodes=200)):
+            est.fit(Xb, yb).predict(Xb)
     json.dump(out, sys.stdout)
     """
 )

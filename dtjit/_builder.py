@@ -45,9 +45,9 @@ def grow(a, capacity, fill):
 @kernel
 def evaluate_batch(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-    sorted_idx, sorted_val, code, contrib, sample_weight, y, is_regression, n_sweep,
-    criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-    min_impurity_decrease, max_features, weight_root, rng_state, parallel,
+    sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
+    is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
 
@@ -114,14 +114,14 @@ def evaluate_batch(
     if parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-            min_weight_leaf, out_proxy, out_pos, out_threshold,
+            sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
     else:
         best_splits_serial(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-            min_weight_leaf, out_proxy, out_pos, out_threshold,
+            sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
     left_stats = np.empty(n_stats, dtype=np.float64)
@@ -170,8 +170,8 @@ def apply_splits(
     nodes, split_feature, split_pos, split_threshold, node_count,
     feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
     node_stats, node_weight, node_impurity_,
-    sorted_idx, sorted_val, code, contrib, sample_weight, y, is_regression, criterion,
-    goes_left, parallel, n_chunks,
+    sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, is_regression,
+    criterion, goes_left, parallel, n_chunks,
 ):  # fmt: skip
     """Split the batch nodes whose ``split_feature >= 0``; children get ids from ``node_count``.
 
@@ -238,27 +238,32 @@ def apply_splits(
         split_features = split_features[:n_split]
         if parallel and work * sorted_idx.shape[0] >= PARALLEL_MIN_WORK:
             partition_parallel(split_nodes, node_start, node_end, split_features, goes_left,
-                               sorted_idx, sorted_val, max_segment, n_chunks)  # fmt: skip
+                               sorted_idx, sorted_val, sorted_code, max_segment,
+                               n_chunks)  # fmt: skip
         else:
             partition_serial(split_nodes, node_start, node_end, split_features, goes_left,
-                             sorted_idx, sorted_val, max_segment)  # fmt: skip
+                             sorted_idx, sorted_val, sorted_code, max_segment)  # fmt: skip
     return node_count
 
 
 @kernel
 def build(
-    sorted_idx, sorted_val, code, contrib, sample_weight, y, n_stats, n_sweep, criterion,
-    is_regression, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-    min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel, n_chunks,
+    sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
+    n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
+    n_chunks,
 ):  # fmt: skip
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
 
     Parameters
     ----------
-    sorted_idx, sorted_val : ndarray, shape (n_features, n_samples)
-        Output of ``presort``; modified (segments are partitioned in place).
+    sorted_idx, sorted_val, sorted_code : ndarray, shape (n_features, n_samples)
+        Output of ``presort_*`` and ``sorted_codes``; modified (segments are partitioned in
+        place).
     code, contrib, sample_weight, y : ndarray, shape (n_samples,)
         Per-sample sweep code (int32), contribution, weight and regression target (float64).
+    unit_weight : bool
+        Every contribution and weight is 1: the sweep skips gathering them.
     n_stats, n_sweep : int
         Length of a node's statistics vector and its swept prefix.
     criterion : int
@@ -331,9 +336,10 @@ def build(
     while batch.shape[0] > 0:
         split_feature, split_pos, split_threshold, gain = evaluate_batch(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-            sorted_idx, sorted_val, code, contrib, sample_weight, y, is_regression, n_sweep,
-            criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-            min_impurity_decrease, max_features, weight_root, rng_state, parallel,
+            sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
+            is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
+            min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
+            parallel,
         )  # fmt: skip
         if best_first:
             # Queue the splittable nodes, then expand the best one of the whole frontier.
@@ -384,8 +390,8 @@ def build(
             batch, split_feature, split_pos, split_threshold, node_count,
             feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
             node_stats, node_weight, node_impurity_,
-            sorted_idx, sorted_val, code, contrib, sample_weight, y, is_regression, criterion,
-            goes_left, parallel, n_chunks,
+            sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, is_regression,
+            criterion, goes_left, parallel, n_chunks,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
 

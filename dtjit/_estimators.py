@@ -159,6 +159,8 @@ class BaseDecisionTree(BaseEstimator):
                 min_impurity_decrease = float(
                     np.float64(min_impurity_decrease) * target_scale * target_scale
                 )
+        # Unweighted classification: every contribution is 1, so the sweep gathers nothing.
+        unit_weight = is_classifier and bool(np.all(sample_weight == 1.0))
         with numba_threads(n_threads):
             parallel = n_threads > 1
             if parallel and n_samples * n_features >= PARALLEL_MIN_WORK:
@@ -169,7 +171,8 @@ class BaseDecisionTree(BaseEstimator):
                 feature, threshold, left, right, missing_left, _depth,
                 node_stats, weight, impurity, n_node_samples,
             ) = _builder.build(
-                sorted_idx, sorted_val, code, contrib, sample_weight, y_kernel, n_stats, n_sweep,
+                sorted_idx, sorted_val, _splitter.sorted_codes(sorted_idx, code), code, contrib,
+                sample_weight, bool(unit_weight), y_kernel, n_stats, n_sweep,
                 criterion, not is_classifier, max_depth, int(min_samples_split),
                 int(min_samples_leaf),
                 float(min_weight_leaf), min_impurity_decrease, int(self.max_features_),

@@ -7,6 +7,8 @@ Data layout, shared by the whole build:
   ``[start, end)``, the same for all features, and inside it the ids are in increasing order of
   feature ``f``. Columns are sorted once; after each split a stable partition of every feature's
   segment preserves the order, so no node ever sorts.
+- ``sorted_code[f]`` (int32), same shape, holds ``code[i]`` of those samples, so the sweep
+  reads classes sequentially; it is partitioned together with ids and values.
 - ``code[i]`` (int32) and ``contrib[i]`` (float64) say what sample ``i`` adds to the sweep
   statistics: ``stats[code[i]] += contrib[i]`` (class code and weight for classification,
   ``0`` and ``w * y`` for regression); ``sample_weight[i]`` is added to the side's weight.
@@ -81,11 +83,12 @@ def segment_stats(idx, start, end, code, contrib, sample_weight, y, is_regressio
 def best_split_in_segment(
     idx,
     val,
+    codes,
     start,
     end,
-    code,
     contrib,
     sample_weight,
+    unit_weight,
     total,
     weight,
     n_sweep,
@@ -98,12 +101,15 @@ def best_split_in_segment(
 
     Parameters
     ----------
-    idx, val : ndarray of int32 / float32
-        The feature's sorted ids and values; only ``[start, end)`` is read.
+    idx, val, codes : ndarray of int32 / float32 / int32
+        The feature's sorted ids, values and sweep codes; only ``[start, end)`` is read.
     start, end : int
         The node's segment.
-    code, contrib, sample_weight : ndarray
-        Per-sample sweep data (see module docstring).
+    contrib, sample_weight : ndarray
+        Per-sample contribution and weight (see module docstring).
+    unit_weight : bool
+        Every contribution and weight is 1 (unweighted classification): nothing is gathered,
+        so the sweep reads memory only sequentially.
     total : ndarray of float64
         The node's statistics.
     weight : float
@@ -159,15 +165,14 @@ def best_split_in_segment(
     while p < end:
         # The group of values tied with val[p] is [p, q): its class purity, and the left
         # weight once it is added (summed in the same order as the real update below).
-        group_code = code[idx[p]]
+        group_code = codes[p]
         pure = True
-        next_weight_left = weight_left + sample_weight[idx[p]]
+        next_weight_left = weight_left + (1.0 if unit_weight else sample_weight[idx[p]])
         q = p + 1
         while q < end and val[q] <= val[q - 1] + FEATURE_THRESHOLD:
-            i = idx[q]
-            if code[i] != group_code:
+            if codes[q] != group_code:
                 pure = False
-            next_weight_left += sample_weight[i]
+            next_weight_left += 1.0 if unit_weight else sample_weight[idx[q]]
             q += 1
         # Candidate: left = [start, p), right = [p, end).
         if p > start:
@@ -221,8 +226,7 @@ def best_split_in_segment(
                         threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
             prev_left_feasible = left_feasible
         for r in range(p, q):
-            i = idx[r]
-            left[code[i]] += contrib[i]
+            left[codes[r]] += 1.0 if unit_weight else contrib[idx[r]]
         weight_left = next_weight_left
         prev_pure = pure
         prev_code = group_code
@@ -241,9 +245,10 @@ def best_splits_of_feature(
     node_weight,
     sorted_idx,
     sorted_val,
-    code,
+    sorted_code,
     contrib,
     sample_weight,
+    unit_weight,
     n_sweep,
     criterion,
     min_samples_leaf,
@@ -256,17 +261,19 @@ def best_splits_of_feature(
     left = np.empty(n_sweep, dtype=np.float64)
     idx = sorted_idx[f]
     val = sorted_val[f]
+    codes = sorted_code[f]
     for k in range(nodes.shape[0]):
         node = nodes[k]
         if candidate[k, f]:
             proxy, pos, threshold = best_split_in_segment(
                 idx,
                 val,
+                codes,
                 node_start[node],
                 node_end[node],
-                code,
                 contrib,
                 sample_weight,
+                unit_weight,
                 node_stats[node],
                 node_weight[node],
                 n_sweep,
@@ -285,23 +292,23 @@ def best_splits_of_feature(
 @kernel
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
-    out_proxy, out_pos, out_threshold,
+    sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
+    min_weight_leaf, out_proxy, out_pos, out_threshold,
 ):  # fmt: skip
     """Best split of every (node, feature) pair of a batch, one feature after the other."""
     for f in range(sorted_idx.shape[0]):
         best_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-            min_weight_leaf, out_proxy, out_pos, out_threshold,
+            sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
 
 @parallel_kernel
 def best_splits_parallel(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
-    out_proxy, out_pos, out_threshold,
+    sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
+    min_weight_leaf, out_proxy, out_pos, out_threshold,
 ):  # fmt: skip
     """Compute what :func:`best_splits_serial` does, features spread over threads.
 
@@ -314,14 +321,14 @@ def best_splits_parallel(
     for f in prange(sorted_idx.shape[0]):
         best_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-            min_weight_leaf, out_proxy, out_pos, out_threshold,
+            sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
 
 @kernel
 def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                      sorted_val, scratch_idx, scratch_val):  # fmt: skip
+                      sorted_val, sorted_code, scratch_idx, scratch_val, scratch_code):  # fmt: skip
     """Stable partition of feature ``f``'s segments of the split nodes into left | right.
 
     Notes
@@ -333,6 +340,7 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     """
     idx = sorted_idx[f]
     val = sorted_val[f]
+    codes = sorted_code[f]
     for k in range(nodes.shape[0]):
         node = nodes[k]
         if split_feature[k] == f:
@@ -347,32 +355,38 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             # idx[write] is safe because write <= p: that slot has been read already.
             i = idx[p]
             v = val[p]
+            c = codes[p]
             go = np.int64(goes_left[i])
             idx[write] = i
             val[write] = v
+            codes[write] = c
             scratch_idx[n_right] = i
             scratch_val[n_right] = v
+            scratch_code[n_right] = c
             write += go
             n_right += 1 - go
         for r in range(n_right):
             idx[write + r] = scratch_idx[r]
             val[write + r] = scratch_val[r]
+            codes[write + r] = scratch_code[r]
 
 
 @kernel
 def partition_serial(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                     sorted_val, max_segment):  # fmt: skip
+                     sorted_val, sorted_code, max_segment):  # fmt: skip
     """Partition every feature's segments of the split nodes, one feature after the other."""
     scratch_idx = np.empty(max_segment, dtype=np.int32)
     scratch_val = np.empty(max_segment, dtype=np.float32)
+    scratch_code = np.empty(max_segment, dtype=np.int32)
     for f in range(sorted_idx.shape[0]):
-        partition_feature(f, nodes, node_start, node_end, split_feature, goes_left,
-                          sorted_idx, sorted_val, scratch_idx, scratch_val)  # fmt: skip
+        partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
+                          sorted_val, sorted_code, scratch_idx, scratch_val,
+                          scratch_code)  # fmt: skip
 
 
 @parallel_kernel
 def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                       sorted_val, max_segment, n_chunks):  # fmt: skip
+                       sorted_val, sorted_code, max_segment, n_chunks):  # fmt: skip
     """Partition like :func:`partition_serial`, features split into ``n_chunks`` chunks.
 
     Notes
@@ -384,9 +398,11 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, so
     for chunk in prange(n_chunks):
         scratch_idx = np.empty(max_segment, dtype=np.int32)
         scratch_val = np.empty(max_segment, dtype=np.float32)
+        scratch_code = np.empty(max_segment, dtype=np.int32)
         for f in range(chunk * n_features // n_chunks, (chunk + 1) * n_features // n_chunks):
             partition_feature(f, nodes, node_start, node_end, split_feature, goes_left,
-                              sorted_idx, sorted_val, scratch_idx, scratch_val)  # fmt: skip
+                              sorted_idx, sorted_val, sorted_code, scratch_idx, scratch_val,
+                              scratch_code)  # fmt: skip
 
 
 RADIX_BITS = 11
@@ -501,6 +517,23 @@ def presort_serial(X):
     sorted_val = np.empty((n_features, n_samples), dtype=np.float32)
     presort_features(X, 0, n_features, sorted_idx, sorted_val)
     return sorted_idx, sorted_val
+
+
+@kernel
+def sorted_codes(sorted_idx, code):
+    """Each feature's sweep codes in its sorted order: ``out[f, p] = code[sorted_idx[f, p]]``.
+
+    Notes
+    -----
+    Kept next to the sorted values and moved by the same partition, so the sweep reads the
+    class of each sample sequentially instead of gathering it (a cache miss per sample once
+    the label array outgrows the cache: measured ~30 ns vs ~14 ns per sample step).
+    """
+    out = np.empty(sorted_idx.shape, dtype=np.int32)
+    for f in range(sorted_idx.shape[0]):
+        for p in range(sorted_idx.shape[1]):
+            out[f, p] = code[sorted_idx[f, p]]
+    return out
 
 
 @kernel

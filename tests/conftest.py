@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 
@@ -34,3 +35,20 @@ def shared_data() -> Path:
     if not SHARED_DATA_DIR.is_dir():
         pytest.skip(f"shared datasets not found at {SHARED_DATA_DIR}")
     return SHARED_DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def covtype_table(shared_data):
+    """All of UCI Covertype, read once: ``(X float32 (581012, 54), y, feature names)``."""
+    pd = pytest.importorskip("pandas")
+    path = shared_data / "covtype.csv.gz"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    df = pd.read_csv(path)
+    names = [str(c) for c in df.columns[:54]]
+    return df.iloc[:, :54].to_numpy(np.float32), df["Cover_Type"].to_numpy(), names
+
+
+def sample_rows(n_total: int, size: int, seed: int) -> np.ndarray:
+    """Sorted random row indices (without replacement), reproducible from ``seed``."""
+    return np.sort(np.random.default_rng(seed).choice(n_total, size=size, replace=False))

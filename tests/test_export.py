@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import sample_rows
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from sklearn.exceptions import NotFittedError
 
@@ -157,17 +158,11 @@ def breast_cancer():
 
 
 @pytest.fixture(scope="module")
-def covtype_sample():
+def covtype_sample(covtype_table):
     """20,000 rows of UCI Covertype (54 features, 7 classes), drawn with seed 1."""
-    path = DATA_DIR / "covtype.csv.gz"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    pd = pytest.importorskip("pandas")
-    df = pd.read_csv(path)
-    rows = np.sort(np.random.default_rng(1).choice(len(df), size=20_000, replace=False))
-    X = df.iloc[rows, :54].to_numpy(np.float32)
-    y = df["Cover_Type"].to_numpy()[rows]
-    return X, y, [str(c) for c in df.columns[:54]]
+    X, y, names = covtype_table
+    rows = sample_rows(len(y), 20_000, seed=1)
+    return X[rows], y[rows], names
 
 
 # ----------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _assertions import assert_same_as_sklearn, compare_with_sklearn
+from conftest import sample_rows
 from sklearn import datasets
 from sklearn import tree as sk_tree
 from sklearn.model_selection import train_test_split
@@ -292,16 +293,10 @@ def test_real_regression_only_ties(max_depth):
 
 
 @pytest.fixture(scope="module")
-def covtype_sample():
+def covtype_sample(covtype_table):
     """50,000 rows of UCI Covertype (54 features, 7 classes), drawn with seed 0."""
-    path = DATA_DIR / "covtype.csv.gz"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    pd = pytest.importorskip("pandas")
-    df = pd.read_csv(path)
-    X = df.iloc[:, :54].to_numpy(np.float32)
-    y = df["Cover_Type"].to_numpy()
-    rows = np.sort(np.random.default_rng(0).choice(len(y), size=50_000, replace=False))
+    X, y, _ = covtype_table
+    rows = sample_rows(len(y), 50_000, seed=0)
     return X[rows], y[rows]
 
 

@@ -59,6 +59,11 @@ def evaluate_batch(
         First position of the right child in the node's segment.
     split_threshold, improvement : ndarray of float64
         Threshold and weighted impurity decrease of the chosen split.
+    child_stats : ndarray of float64, shape (n_batch, 2, n_stats)
+        Statistics of the left and right child of each chosen split (they were needed for
+        the improvement; :func:`apply_splits` stores them instead of summing again).
+    child_weight, child_impurity : ndarray of float64, shape (n_batch, 2)
+        Weight and impurity of those children.
 
     Notes
     -----
@@ -74,6 +79,9 @@ def evaluate_batch(
     split_pos = np.zeros(n_batch, dtype=np.int64)
     split_threshold = np.zeros(n_batch, dtype=np.float64)
     improvement = np.zeros(n_batch, dtype=np.float64)
+    child_stats = np.zeros((n_batch, 2, n_stats), dtype=np.float64)
+    child_weight = np.zeros((n_batch, 2), dtype=np.float64)
+    child_impurity = np.zeros((n_batch, 2), dtype=np.float64)
 
     searched = np.empty(n_batch, dtype=np.int64)
     n_searched = 0
@@ -93,7 +101,10 @@ def evaluate_batch(
         n_searched += 1
         work += n
     if n_searched == 0:
-        return split_feature, split_pos, split_threshold, improvement
+        return (
+            split_feature, split_pos, split_threshold, improvement,
+            child_stats, child_weight, child_impurity,
+        )  # fmt: skip
     searched = searched[:n_searched]
     search_nodes = np.empty(n_searched, dtype=np.int64)
     for s in range(n_searched):
@@ -124,10 +135,9 @@ def evaluate_batch(
             min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
-    left_stats = np.empty(n_stats, dtype=np.float64)
-    right_stats = np.empty(n_stats, dtype=np.float64)
     for s in range(n_searched):
         node = search_nodes[s]
+        k = searched[s]
         best_f = -1
         best_proxy = NO_SPLIT
         for f in range(n_features):
@@ -141,15 +151,17 @@ def evaluate_batch(
         pos = out_pos[s, best_f]
         idx = sorted_idx[best_f]
         weight_left = segment_stats(
-            idx, start, pos, code, contrib, sample_weight, y, is_regression, left_stats
+            idx, start, pos, code, contrib, sample_weight, y, is_regression, child_stats[k, 0]
         )
         weight_right = segment_stats(
-            idx, pos, end, code, contrib, sample_weight, y, is_regression, right_stats
+            idx, pos, end, code, contrib, sample_weight, y, is_regression, child_stats[k, 1]
         )
+        impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
+        impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
         gain = impurity_improvement(
             node_impurity_[node],
-            node_impurity(criterion, left_stats, weight_left),
-            node_impurity(criterion, right_stats, weight_right),
+            impurity_left,
+            impurity_right,
             weight_left,
             weight_right,
             node_weight[node],
@@ -157,21 +169,26 @@ def evaluate_batch(
         )
         if gain + EPSILON < min_impurity_decrease:
             continue
-        k = searched[s]
+        child_weight[k, 0] = weight_left
+        child_weight[k, 1] = weight_right
+        child_impurity[k, 0] = impurity_left
+        child_impurity[k, 1] = impurity_right
         split_feature[k] = best_f
         split_pos[k] = pos
         split_threshold[k] = out_threshold[s, best_f]
         improvement[k] = gain
-    return split_feature, split_pos, split_threshold, improvement
+    return (
+        split_feature, split_pos, split_threshold, improvement,
+        child_stats, child_weight, child_impurity,
+    )  # fmt: skip
 
 
 @kernel
 def apply_splits(
-    nodes, split_feature, split_pos, split_threshold, node_count,
-    feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
-    node_stats, node_weight, node_impurity_,
-    sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, is_regression,
-    criterion, goes_left, parallel, n_chunks,
+    nodes, split_feature, split_pos, split_threshold, child_stats, child_weight, child_impurity,
+    node_count, feature, threshold, left, right, missing_left, node_start, node_end,
+    node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val, sorted_code,
+    goes_left, parallel, n_chunks,
 ):  # fmt: skip
     """Split the batch nodes whose ``split_feature >= 0``; children get ids from ``node_count``.
 
@@ -211,18 +228,14 @@ def apply_splits(
         left[node] = left_child
         right[node] = right_child
         missing_left[node] = 1 if pos - start > end - pos else 0
-        for child, child_start, child_end in (
-            (left_child, start, pos),
-            (right_child, pos, end),
-        ):
-            node_start[child] = child_start
-            node_end[child] = child_end
+        for side in range(2):
+            child = left_child + side
+            node_start[child] = start if side == 0 else pos
+            node_end[child] = pos if side == 0 else end
             node_depth[child] = node_depth[node] + 1
-            node_weight[child] = segment_stats(
-                idx, child_start, child_end, code, contrib, sample_weight, y, is_regression,
-                node_stats[child],
-            )  # fmt: skip
-            node_impurity_[child] = node_impurity(criterion, node_stats[child], node_weight[child])
+            node_stats[child] = child_stats[k, side]
+            node_weight[child] = child_weight[k, side]
+            node_impurity_[child] = child_impurity[k, side]
         # The split feature is sorted, so its first pos - start samples are the left child.
         for p in range(start, pos):
             goes_left[idx[p]] = 1
@@ -329,12 +342,18 @@ def build(
     pending_feature = np.full(capacity, -1, dtype=np.int32)
     pending_pos = np.zeros(capacity, dtype=np.int64)
     pending_threshold = np.zeros(capacity, dtype=np.float64)
+    pending_child_stats = np.zeros((capacity, 2, n_stats), dtype=np.float64)
+    pending_child_weight = np.zeros((capacity, 2), dtype=np.float64)
+    pending_child_impurity = np.zeros((capacity, 2), dtype=np.float64)
 
     best_first = max_leaf_nodes > 0
     batch = np.zeros(1, dtype=np.int64)  # the root
     splits_left = max_leaf_nodes - 1
     while batch.shape[0] > 0:
-        split_feature, split_pos, split_threshold, gain = evaluate_batch(
+        (
+            split_feature, split_pos, split_threshold, gain,
+            child_stats, child_weight, child_impurity,
+        ) = evaluate_batch(  # fmt: skip
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
@@ -350,6 +369,9 @@ def build(
                 pending_feature[node] = split_feature[k]
                 pending_pos[node] = split_pos[k]
                 pending_threshold[node] = split_threshold[k]
+                pending_child_stats[node] = child_stats[k]
+                pending_child_weight[node] = child_weight[k]
+                pending_child_impurity[node] = child_impurity[k]
                 if heap_size == heap_node.shape[0]:
                     heap_node = grow(heap_node, 2 * heap_size, 0)
                     heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
@@ -363,6 +385,9 @@ def build(
             split_feature = np.full(1, pending_feature[node], dtype=np.int32)
             split_pos = np.full(1, pending_pos[node], dtype=np.int64)
             split_threshold = np.full(1, pending_threshold[node], dtype=np.float64)
+            child_stats = pending_child_stats[node : node + 1].copy()
+            child_weight = pending_child_weight[node : node + 1].copy()
+            child_impurity = pending_child_impurity[node : node + 1].copy()
 
         n_new = 0
         for k in range(batch.shape[0]):
@@ -385,13 +410,15 @@ def build(
                 pending_feature = grow(pending_feature, capacity, -1)
                 pending_pos = grow(pending_pos, capacity, 0)
                 pending_threshold = grow(pending_threshold, capacity, 0.0)
+                pending_child_stats = grow(pending_child_stats, capacity, 0.0)
+                pending_child_weight = grow(pending_child_weight, capacity, 0.0)
+                pending_child_impurity = grow(pending_child_impurity, capacity, 0.0)
         first_child = node_count
         node_count = apply_splits(
-            batch, split_feature, split_pos, split_threshold, node_count,
-            feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
-            node_stats, node_weight, node_impurity_,
-            sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, is_regression,
-            criterion, goes_left, parallel, n_chunks,
+            batch, split_feature, split_pos, split_threshold, child_stats, child_weight,
+            child_impurity, node_count, feature, threshold, left, right, missing_left,
+            node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+            sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
 

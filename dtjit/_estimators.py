@@ -441,7 +441,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     -----
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 15-20 s on a 2-core machine; later calls, and later Python
+    installing takes about 20-25 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second).
 
     Examples
@@ -614,7 +614,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     -----
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 15-20 s on a 2-core machine; later calls, and later Python
+    installing takes about 20-25 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second).
 
     Examples

@@ -139,6 +139,20 @@ def assert_same_as_sklearn(ours, theirs, X, y, sample_weight=None, allow_ties=Fa
     return cmp
 
 
+def assert_trees_identical(a, b):
+    """Bit-for-bit equality of two trees (estimators or ``Tree``s): every array, same dtype."""
+    from dtjit._tree import NODE_ARRAYS
+
+    ta, tb = getattr(a, "tree_", a), getattr(b, "tree_", b)
+    assert ta.node_count == tb.node_count
+    assert ta.n_features == tb.n_features
+    np.testing.assert_array_equal(ta.n_classes, tb.n_classes)
+    for name in NODE_ARRAYS:
+        x, y = getattr(ta, name), getattr(tb, name)
+        assert x.dtype == y.dtype, name
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
 def check_tree_invariants(est):
     """The storage contract holds (delegates to the package's single checker)."""
     dtjit.check_tree(est.tree_)

@@ -12,6 +12,7 @@ import numba
 import numpy as np
 import pandas as pd
 import pytest
+from _assertions import assert_trees_identical
 from scipy import sparse
 from sklearn import tree as sklearn_tree
 from sklearn.datasets import make_classification, make_regression
@@ -22,22 +23,6 @@ import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
 
 ESTIMATORS = [DecisionTreeClassifier, DecisionTreeRegressor]
-NODE_ARRAYS = (
-    "feature", "threshold", "left", "right", "value", "impurity", "n_node_samples",
-    "weighted_n_node_samples", "missing_left",
-)  # fmt: skip
-
-
-def assert_same_tree(a, b):
-    """Bit-for-bit equality of two fitted trees (every per-node array, same dtype)."""
-    ta, tb = a.tree_, b.tree_
-    assert ta.node_count == tb.node_count
-    assert ta.n_features == tb.n_features
-    np.testing.assert_array_equal(ta.n_classes, tb.n_classes)
-    for name in NODE_ARRAYS:
-        x, y = getattr(ta, name), getattr(tb, name)
-        assert x.dtype == y.dtype, name
-        np.testing.assert_array_equal(x, y, err_msg=name)
 
 
 def iris_task(iris_data, est_class):
@@ -329,7 +314,7 @@ def test_every_input_kind_gives_the_same_fit_and_predictions(
     expected_path = reference.decision_path(X).toarray()
     for name, Xk in kinds.items():
         est = est_class(random_state=0).fit(Xk, y)
-        assert_same_tree(est, reference)
+        assert_trees_identical(est, reference)
         for method, want in expected.items():
             got = getattr(reference, method)(Xk)
             np.testing.assert_array_equal(got, want, err_msg=f"{method} on {name}")
@@ -444,7 +429,7 @@ def test_parallel_fit_is_bit_identical_to_serial(
         est_class = DecisionTreeRegressor
     serial = est_class(n_jobs=1, **params).fit(X, y)
     parallel = est_class(n_jobs=2, **params).fit(X, y)
-    assert_same_tree(parallel, serial)
+    assert_trees_identical(parallel, serial)
     assert serial.tree_.node_count > 100
     np.testing.assert_array_equal(parallel.apply(X), serial.apply(X))
     np.testing.assert_array_equal(parallel.predict(X), serial.predict(X))
@@ -475,7 +460,7 @@ def test_pickle_round_trip(breast_cancer_data, est_class, params):
         X = X[:, 1:]
     est = est_class(random_state=0, **params).fit(X, y)
     clone = pickle.loads(pickle.dumps(est))
-    assert_same_tree(clone, est)
+    assert_trees_identical(clone, est)
     assert clone.get_params() == est.get_params()
     np.testing.assert_array_equal(clone.predict(X), est.predict(X))
     np.testing.assert_array_equal(clone.apply(X), est.apply(X))
@@ -693,7 +678,7 @@ def test_class_weight_equals_equivalent_sample_weight(breast_cancer_data, class_
     by_sample = DecisionTreeClassifier(max_depth=6).fit(
         X, y, sample_weight=compute_sample_weight(class_weight, y)
     )
-    assert_same_tree(by_class, by_sample)
+    assert_trees_identical(by_class, by_sample)
     unweighted = DecisionTreeClassifier(max_depth=6).fit(X, y)
     assert not np.array_equal(by_class.tree_.value, unweighted.tree_.value)
 
@@ -705,7 +690,7 @@ def test_class_weight_multiplies_sample_weight(breast_cancer_data):
     b = DecisionTreeClassifier(max_depth=5).fit(
         X, y, sample_weight=w * compute_sample_weight("balanced", y)
     )
-    assert_same_tree(a, b)
+    assert_trees_identical(a, b)
 
 
 def test_integer_sample_weights_equal_repeated_rows(breast_cancer_data):
@@ -729,7 +714,7 @@ def test_fractions_resolve_against_all_rows_without_zero_weights(
     X, y = breast_cancer_data
     ((name, fraction),) = fraction_param.items()
     as_int = {name: int(np.ceil(fraction * len(y)))}
-    assert_same_tree(
+    assert_trees_identical(
         DecisionTreeClassifier(**fraction_param).fit(X, y),
         DecisionTreeClassifier(**as_int).fit(X, y),
     )
@@ -744,7 +729,7 @@ def test_fractions_resolve_against_all_rows_with_zero_weights(breast_cancer_data
     w[::2] = 0.0
     ((name, fraction),) = fraction_param.items()
     as_int = {name: int(np.ceil(fraction * len(y)))}  # scikit-learn: ceil(fraction * n_samples)
-    assert_same_tree(
+    assert_trees_identical(
         DecisionTreeClassifier(**fraction_param).fit(X, y, sample_weight=w),
         DecisionTreeClassifier(**as_int).fit(X, y, sample_weight=w),
     )
@@ -775,13 +760,13 @@ def test_max_features_is_reproducible_and_seeded(breast_cancer_data, est_class):
     X, y = breast_cancer_data
     a = est_class(max_features="sqrt", random_state=0).fit(X, y)
     b = est_class(max_features="sqrt", random_state=0).fit(X, y)
-    assert_same_tree(a, b)
+    assert_trees_identical(a, b)
     c = est_class(max_features="sqrt", random_state=1).fit(X, y)
     assert not np.array_equal(a.tree_.feature, c.tree_.feature) or not np.array_equal(
         a.tree_.threshold, c.tree_.threshold
     )
     d = est_class(max_features="sqrt", random_state=np.random.RandomState(0)).fit(X, y)
-    assert_same_tree(a, d)  # a RandomState seeded like the int draws the same seed
+    assert_trees_identical(a, d)  # a RandomState seeded like the int draws the same seed
     full = est_class(max_features=None).fit(X, y)
     assert not np.array_equal(full.tree_.feature, a.tree_.feature)
 

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.lib.format as npy_format
 import pandas as pd
 import pytest
+from _assertions import assert_trees_identical
 from sklearn import tree as sklearn_tree
 from sklearn.exceptions import NotFittedError
 
@@ -34,15 +35,6 @@ NODE_ARRAYS = {
     "weighted_n_node_samples": np.float64,
     "missing_left": np.uint8,
 }
-
-
-def assert_same_arrays(a: Tree, b: Tree) -> None:
-    assert a.n_features == b.n_features
-    np.testing.assert_array_equal(a.n_classes, b.n_classes)
-    for name in NODE_ARRAYS:
-        x, y = getattr(a, name), getattr(b, name)
-        assert x.dtype == y.dtype, name
-        np.testing.assert_array_equal(x, y, err_msg=name)
 
 
 # -------------------------------------------------------------------- fitted trees are valid
@@ -73,7 +65,7 @@ def test_fitted_tree_passes_check_tree(fitted):
     # The constructor validates too: rebuilding from the arrays gives the same tree.
     rebuilt = Tree(n_features=est.tree_.n_features, n_classes=est.tree_.n_classes,
                    **est.tree_.to_arrays())  # fmt: skip
-    assert_same_arrays(rebuilt, est.tree_)
+    assert_trees_identical(rebuilt, est.tree_)
 
 
 def test_fitted_tree_follows_the_documented_contract(fitted):
@@ -152,7 +144,7 @@ def test_single_leaf_tree_is_valid():
 def test_tree_pickle_round_trip_and_revalidation(breast_cancer_data):
     X, y = breast_cancer_data
     tree = DecisionTreeClassifier(max_depth=2).fit(X, y).tree_
-    assert_same_arrays(pickle.loads(pickle.dumps(tree)), tree)
+    assert_trees_identical(pickle.loads(pickle.dumps(tree)), tree)
     state = tree.__getstate__()
     state["left"] = state["left"].copy()
     state["left"][0] = 10**6
@@ -429,7 +421,7 @@ def test_save_load_round_trip(breast_cancer_data, tmp_path, case, path_type):
     loaded = dtjit.load(str(path) if path_type is str else path)
     assert type(loaded) is type(est)
     assert loaded.get_params() == est.get_params()
-    assert_same_arrays(loaded.tree_, est.tree_)
+    assert_trees_identical(loaded.tree_, est.tree_)
     for attr in ("n_features_in_", "n_outputs_", "max_features_"):
         assert getattr(loaded, attr) == getattr(est, attr), attr
     assert hasattr(loaded, "feature_names_in_") == hasattr(est, "feature_names_in_")
@@ -448,7 +440,7 @@ def test_save_load_round_trip(breast_cancer_data, tmp_path, case, path_type):
     assert dtjit.export_rules(loaded) == dtjit.export_rules(est)
     # The loaded parameters are valid: the model can be refitted.
     loaded.fit(X, y)
-    assert_same_arrays(loaded.tree_, est.tree_)
+    assert_trees_identical(loaded.tree_, est.tree_)
 
 
 def test_save_load_round_trip_on_real_data(shared_data, tmp_path):
@@ -459,7 +451,7 @@ def test_save_load_round_trip_on_real_data(shared_data, tmp_path):
     check_tree(est.tree_)
     dtjit.save(est, tmp_path / "higgs.npz")
     loaded = dtjit.load(tmp_path / "higgs.npz")
-    assert_same_arrays(loaded.tree_, est.tree_)
+    assert_trees_identical(loaded.tree_, est.tree_)
     np.testing.assert_array_equal(loaded.predict_proba(X_test), est.predict_proba(X_test))
     np.testing.assert_array_equal(loaded.apply(X_test), est.apply(X_test))
 

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _builder, _predict, _splitter
+from . import _blocks, _builder, _predict, _splitter
 from ._jit import (
     CRITERION_CODES,
     PARALLEL_MIN_WORK,
@@ -25,10 +25,10 @@ from ._jit import (
 )
 from ._tree import Tree
 
-# Rows converted to float32 at a time when the input is not already float32, C-ordered and
-# writeable: bounds the extra memory of predicting on a huge array or memmap.
-PREDICT_BLOCK_ROWS = 1 << 16
+# NaN in X is rejected at predict time until missing values are supported in fit.
+ALLOW_NAN = False
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
+_FAST_PATH_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class BaseDecisionTree(BaseEstimator):
@@ -232,34 +232,62 @@ class BaseDecisionTree(BaseEstimator):
 
     # -- prediction ---------------------------------------------------------------------------
     def _validate_X_predict(self, X: Any) -> np.ndarray:
+        """Return X as an ndarray of the right width; values are checked by the kernels.
+
+        A plain float ndarray of the right shape takes a fast path that skips scikit-learn's
+        ``validate_data`` (tens of microseconds, most of a one-row prediction). Everything
+        else goes through it, without its whole-array NaN / infinity scan: the traversal
+        kernels scan each block as they route it.
+        """
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, dtype=("numeric"), order=None)
-        if self.tree_.n_features != self.n_features_in_:
+        if not (
+            type(X) is np.ndarray
+            and X.ndim == 2
+            and X.dtype in _FAST_PATH_DTYPES
+            and X.shape[0] > 0
+            and X.shape[1] == self.n_features_in_
+            and not hasattr(self, "feature_names_in_")
+        ):
+            X = np.asarray(
+                validate_data(
+                    self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
+                )
+            )
+        if self.tree_.n_features != X.shape[1]:
             # The traversal indexes X by the tree's features: they must fit X's columns.
             raise ValueError(
-                f"tree_ was built for {self.tree_.n_features} features but the estimator "
-                f"expects {self.n_features_in_}."
+                f"tree_ was built for {self.tree_.n_features} features but X has {X.shape[1]}."
             )
-        return np.asarray(X)
+        return X
 
-    def _apply_validated(self, X: np.ndarray) -> np.ndarray:
-        nodes, nan_left = self.tree_.packed_nodes()
-        n_samples = X.shape[0]
-        out = np.empty(n_samples, dtype=np.int64)
-        direct = X.dtype == np.float32 and X.flags.c_contiguous and X.flags.writeable
-        step = n_samples if direct else PREDICT_BLOCK_ROWS
+    def _route(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
+        """Return ``payload[leaf]`` for the leaf each row of a validated X reaches.
+
+        Small inputs go straight to the serial kernel (no thread switching, at most one
+        small copy); anything else is routed in blocks of about 16 MB, each converted to
+        float32 on its own, in parallel when ``n_jobs`` allows and the block is large.
+        """
+        packed = self.tree_.packed_nodes()
+        out = np.empty(X.shape[0], dtype=np.int64)
+        if X.size < PARALLEL_MIN_WORK:
+            found = _predict.route_rows_serial(
+                _blocks.float32_block(X), *packed, payload, out, ALLOW_NAN
+            )
+            _raise_for_unroutable(found)
+            return out
+        if _blocks.is_kernel_ready(X) and not _blocks.is_memory_mapped(X):
+            rows = X.shape[0]  # already in memory in the kernels' layout: one call
+        else:
+            rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
         with numba_threads(resolve_n_jobs(self.n_jobs)) as n_threads:
-            for start in range(0, n_samples, max(step, 1)):
-                stop = min(n_samples, start + step)
-                block = X[start:stop]
-                if not direct:
-                    block = _float32_block(block)
+            for start, stop, block in _blocks.iter_float32_blocks(X, rows):
                 kernel = (
-                    _predict.apply_rows_parallel
+                    _predict.route_rows_parallel
                     if n_threads > 1 and block.size >= PARALLEL_MIN_WORK
-                    else _predict.apply_rows_serial
+                    else _predict.route_rows_serial
                 )
-                kernel(block, nodes, nan_left, out[start:stop])
+                found = kernel(block, *packed, payload, out[start:stop], ALLOW_NAN)
+                _raise_for_unroutable(found)
         return out
 
     def apply(self, X: Any, check_input: bool = True) -> np.ndarray:
@@ -268,8 +296,10 @@ class BaseDecisionTree(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Input samples; any float or int dtype, C or F order, read-only and memmaps
-            accepted. Non-float32 inputs are converted block by block, never copied whole.
+            Input samples; any float or int dtype, C or F order, read-only arrays and
+            memmaps accepted. Inputs that are not float32 C arrays are converted block by
+            block, never copied whole; the pages of a memory-mapped X are released as its
+            blocks are done.
         check_input : bool, default=True
             Kept for scikit-learn compatibility; input is always validated.
 
@@ -278,7 +308,8 @@ class BaseDecisionTree(BaseEstimator):
         ndarray of int64, shape (n_samples,)
             Leaf node ids (breadth-first numbering).
         """
-        return self._apply_validated(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self._route(X, self.tree_.node_ids())
 
     def decision_path(self, X: Any, check_input: bool = True) -> sparse.csr_matrix:
         """Return the nodes each sample visits, as a sparse indicator matrix.
@@ -297,14 +328,16 @@ class BaseDecisionTree(BaseEstimator):
         """
         X = self._validate_X_predict(X)
         tree = self.tree_
-        nodes, nan_left = tree.packed_nodes()
         depth_bound = tree.max_depth + 1
         blocks = []
-        for start in range(0, X.shape[0], PREDICT_BLOCK_ROWS):
-            block = _float32_block(X[start : start + PREDICT_BLOCK_ROWS])
+        rows = _blocks.block_rows(X.shape[1] + depth_bound, _predict.ROWS_PER_TASK)
+        for _, _, block in _blocks.iter_float32_blocks(X, rows):
             indptr = np.empty(block.shape[0] + 1, dtype=np.int64)
             indices = np.empty(block.shape[0] * depth_bound, dtype=np.int64)
-            nnz = _predict.decision_path_rows(block, nodes, nan_left, depth_bound, indptr, indices)
+            found, nnz = _predict.decision_path_rows(
+                block, *tree.packed_nodes(), depth_bound, indptr, indices
+            )
+            _raise_for_unroutable(found)
             data = np.ones(nnz, dtype=np.int64)
             blocks.append(
                 sparse.csr_matrix(
@@ -343,17 +376,12 @@ class BaseDecisionTree(BaseEstimator):
         return tags
 
 
-def _float32_block(block: np.ndarray) -> np.ndarray:
-    """Copy rows into a writeable float32 C array, refusing values too large for float32.
-
-    scikit-learn (and dtjit's fit) reject such values; a silent cast would turn them into
-    infinities and route them as if they were the largest values seen.
-    """
-    with np.errstate(over="ignore"):  # detected just below, with a clearer message
-        out = np.array(block, dtype=np.float32, order="C", copy=True)
-    if block.dtype != np.float32 and np.isinf(out).any():
-        raise ValueError("Input X contains values too large for dtype('float32').")
-    return out
+def _raise_for_unroutable(found: int) -> None:
+    """Raise the error scikit-learn gives for X holding values the traversal cannot route."""
+    if found == _predict.ROWS_HAVE_INF:
+        raise ValueError("Input X contains infinity or a value too large for dtype('float32').")
+    if found == _predict.ROWS_HAVE_NAN and not ALLOW_NAN:
+        raise ValueError("Input X contains NaN.")
 
 
 def _power_of_two_scale(a: np.ndarray) -> float:
@@ -524,8 +552,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             Predicted labels (the majority class of each sample's leaf; ties go to the
             first class in ``classes_``).
         """
-        leaves = self.apply(X)
-        return self.classes_.take(self.tree_.majority_class()[leaves])
+        X = self._validate_X_predict(X)
+        tree = self.tree_
+        if self.classes_.dtype == np.int64 and np.array_equal(
+            self.classes_, np.arange(len(self.classes_))
+        ):
+            # Labels 0..k-1 are their own indices: the kernel writes the predictions.
+            return self._route(X, tree.majority_class())
+        return self.classes_.take(self._route(X, tree.majority_class()))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Predict class probabilities: the weighted class fractions of each sample's leaf.
@@ -539,7 +573,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         -------
         ndarray of float64, shape (n_samples, n_classes)
         """
-        leaves = self.apply(X)
+        leaves = self._route(self._validate_X_predict(X), self.tree_.node_ids())
         return self.tree_.value[leaves, 0, :]
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -690,8 +724,11 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         -------
         ndarray of float64, shape (n_samples,)
         """
-        leaves = self.apply(X)
-        return self.tree_.value[leaves, 0, 0]
+        # The kernel copies 8-byte payloads without looking at them: float64 means travel
+        # as their int64 bit patterns, so one compiled kernel serves every prediction.
+        X = self._validate_X_predict(X)
+        means = self.tree_.node_means().view(np.int64)
+        return self._route(X, means).view(np.float64)
 
 
 def _register_with_scikit_learn() -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._builder import node_depths
 from ._jit import TREE_LEAF, TREE_UNDEFINED
-from ._predict import NODE_DTYPE
+from ._predict import PackedTree, pack_nodes
 
 FORMAT_NAME = "dtjit-model"
 FORMAT_VERSION = 1
@@ -113,8 +113,9 @@ class Tree:
             setattr(self, name, a)
         check_tree(self)
         self._depth = node_depths(self.left, self.right)
-        self._packed: tuple[np.ndarray, np.ndarray] | None = None
-        self._leaf_class: np.ndarray | None = None
+        # Arrays derived from the tree for prediction, built on first use and kept: the tree
+        # never changes, and rebuilding them per call would dominate small predictions.
+        self._derived: dict[str, Any] = {}
 
     # scikit-learn vocabulary -------------------------------------------------------------
     @property
@@ -192,36 +193,45 @@ class Tree:
                 importances /= total
         return importances
 
-    def packed_nodes(self) -> tuple[np.ndarray, np.ndarray]:
-        """Return the tree in the compact form the traversal kernel reads (built once, cached).
+    def _derive(self, name: str, build: Any) -> Any:
+        if name not in self._derived:
+            self._derived[name] = build()
+        return self._derived[name]
+
+    def packed_nodes(self) -> PackedTree:
+        """Return the tree in the compact form the traversal kernels read (built once).
 
         Returns
         -------
-        nodes : ndarray of ``_predict.NODE_DTYPE``
-            ``threshold``, ``feature``, ``left`` per node; leaves are self-loops
-            (``threshold = +inf``, ``feature = 0``, ``left = own id``).
-        nan_left : ndarray of uint8
-            1 where a NaN goes left; 1 at leaves, so a NaN row stays at its leaf.
+        PackedTree
+            8-byte records (float32 threshold rounded down, so comparisons on float32 rows
+            are exact; child, feature and NaN direction packed in 32 bits); see
+            :func:`dtjit._predict.pack_nodes`.
         """
-        if self._packed is None:
-            is_leaf = self.left == TREE_LEAF
-            nodes = np.empty(self.node_count, dtype=NODE_DTYPE)
-            nodes["threshold"] = np.where(is_leaf, np.inf, self.threshold)
-            nodes["feature"] = np.where(is_leaf, 0, self.feature)
-            nodes["left"] = np.where(is_leaf, np.arange(self.node_count), self.left)
-            nan_left = np.where(is_leaf, 1, self.missing_left).astype(np.uint8)
-            self._packed = (nodes, nan_left)
-        return self._packed
+        return self._derive(
+            "packed",
+            lambda: pack_nodes(
+                self.feature, self.threshold, self.left, self.missing_left, self.n_features
+            ),
+        )
+
+    def node_ids(self) -> np.ndarray:
+        """Return ``0 .. node_count - 1`` as int64 (what ``apply`` writes per leaf; built once)."""
+        return self._derive("node_ids", lambda: np.arange(self.node_count, dtype=np.int64))
 
     def majority_class(self) -> np.ndarray:
-        """Return the most weighted class of every node (first one on ties; built once).
+        """Return the most weighted class index of every node as int64 (first on ties; built once).
 
-        A per-node label lets ``predict`` gather labels directly instead of building the
-        (n_samples, n_classes) probability matrix first.
+        A per-node label lets ``predict`` write labels during the traversal instead of
+        building the (n_samples, n_classes) probability matrix first.
         """
-        if self._leaf_class is None:
-            self._leaf_class = np.argmax(self.value[:, 0, :], axis=1)
-        return self._leaf_class
+        return self._derive(
+            "majority", lambda: np.argmax(self.value[:, 0, :], axis=1).astype(np.int64)
+        )
+
+    def node_means(self) -> np.ndarray:
+        """Return ``value[:, 0, 0]`` as a contiguous float64 array (regression; built once)."""
+        return self._derive("means", lambda: np.array(self.value[:, 0, 0], order="C"))
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Return the per-node arrays by name (read-only views)."""

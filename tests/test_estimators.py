@@ -349,7 +349,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
                 est.decision_path(Xk)
                 if hasattr(est, "predict_proba"):
                     est.predict_proba(Xk)
-        for kernel in ("_predict.apply_rows_serial", "_predict.decision_path_rows",
+        for kernel in ("_predict.route_rows_serial", "_predict.decision_path_rows",
                        "_builder.build"):
             module, attr = kernel.split(".")
             dispatcher = getattr({{"_predict": _predict, "_builder": _builder}}[module], attr)
@@ -359,7 +359,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
     out = _run_python(script, str(tmp_path))
     counts = {line.split()[0]: int(line.split()[1]) for line in out.splitlines() if line}
     assert counts == {
-        "_predict.apply_rows_serial": 1,
+        "_predict.route_rows_serial": 1,
         "_predict.decision_path_rows": 1,
         "_builder.build": 1,
     }, out

@@ -144,33 +144,97 @@ def test_one_signature_per_prediction_kernel_across_layouts():
     expected = est.predict(X)
     for variant in (X, X.astype(np.float32), np.asfortranarray(X), X.astype(np.int64), ro):
         np.testing.assert_array_equal(est.predict(variant), expected)
-    assert len(_predict.apply_rows_serial.signatures) == 1
+    assert len(_predict.route_rows_serial.signatures) == 1
     assert numba.config.DISABLE_JIT or len(_builder.build.signatures) <= 2
 
 
+def _fitted_tree(seed: int, n_features: int = 5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(3000, n_features)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    return dtjit.DecisionTreeClassifier(max_depth=9, random_state=0).fit(X, y).tree_
+
+
+def _reference_tree(tree):
+    return {name: getattr(tree, name) for name in ("feature", "threshold", "left", "right",
+                                                   "missing_left")}  # fmt: skip
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["compact", "wide"])
 @pytest.mark.parametrize("n_rows", [0, 1, 7, 8, 9, 1000, 50_001])
-def test_packed_traversal_matches_reference_including_nan(n_rows):
+def test_routing_matches_reference_including_nan(n_rows, wide):
     """The lock-step traversal (8 rows in flight, packed nodes) equals the plain walk.
 
-    NaN never reaches the kernel through the estimators yet (it is rejected at validation),
-    so the kernel's NaN routing (``missing_left``) is checked here directly.
+    NaN never reaches the kernel through the estimators yet (it is rejected), so the
+    kernels' NaN routing (``missing_left``) is checked here directly, in both layouts.
     """
     from _reference import reference_apply
 
+    tree = _fitted_tree(n_rows)
     rng = np.random.default_rng(n_rows)
-    X = rng.normal(size=(3000, 5)).astype(np.float32)
-    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
-    tree = dtjit.DecisionTreeClassifier(max_depth=9).fit(X, y).tree_
     Xq = rng.normal(size=(n_rows, 5)).astype(np.float32)
     Xq[rng.random(Xq.shape) < 0.1] = np.nan
-    ref_tree = {name: getattr(tree, name) for name in ("feature", "threshold", "left", "right",
-                                                       "missing_left")}  # fmt: skip
-    expected = reference_apply(ref_tree, Xq)
-    nodes, nan_left = tree.packed_nodes()
-    for kernel in (_predict.apply_rows_serial, _predict.apply_rows_parallel):
+    expected = reference_apply(_reference_tree(tree), Xq)
+    packed = _predict.pack_nodes(
+        tree.feature, tree.threshold, tree.left, tree.missing_left, tree.n_features, wide=wide
+    )
+    assert packed.nodes.dtype == (_predict.WIDE_NODE_DTYPE if wide else _predict.COMPACT_NODE_DTYPE)
+    payload = np.arange(tree.node_count, dtype=np.int64) * 3 + 1  # not the identity
+    has_nan = bool(np.isnan(Xq).any())
+    for kernel in (_predict.route_rows_serial, _predict.route_rows_parallel):
         out = np.full(n_rows, -1, dtype=np.int64)
-        kernel(Xq, nodes, nan_left, out)
-        np.testing.assert_array_equal(out, expected)
+        found = kernel(Xq, *packed, payload, out, True)
+        assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
+        np.testing.assert_array_equal(out, payload[expected])
+        indptr = np.empty(n_rows + 1, dtype=np.int64)
+        indices = np.empty(n_rows * (tree.max_depth + 1), dtype=np.int64)
+        found, nnz = _predict.decision_path_rows(Xq, *packed, tree.max_depth + 1, indptr, indices)
+        assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
+        np.testing.assert_array_equal(indices[indptr[1:] - 1], expected)  # paths end at leaves
+
+
+@pytest.mark.parametrize("kernel", ["route_rows_serial", "route_rows_parallel"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_scan_reports_nan_and_infinity_and_routes_nothing(kernel, bad):
+    tree = _fitted_tree(3)
+    rng = np.random.default_rng(4)
+    Xq = rng.normal(size=(20_000, 5)).astype(np.float32)
+    Xq[12_345, 3] = bad
+    out = np.full(len(Xq), -7, dtype=np.int64)
+    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), tree.node_ids(), out, False)
+    expected = _predict.ROWS_HAVE_NAN if np.isnan(bad) else _predict.ROWS_HAVE_INF
+    assert found == expected
+    # The bad row's block is not routed (the estimator raises); other blocks may be.
+    block = 12_345 // _predict.ROWS_PER_TASK * _predict.ROWS_PER_TASK
+    assert (out[block : block + _predict.ROWS_PER_TASK] == -7).all()
+
+
+def test_thresholds_rounded_down_to_float32_keep_comparisons_exact():
+    rng = np.random.default_rng(0)
+    t = np.concatenate(
+        [
+            rng.normal(size=10_000) * 10.0 ** rng.integers(-40, 40, size=10_000),
+            [0.0, -0.0, 1e-46, -1e-46, 3.5e38, -3.5e38, 1e300, -1e300, np.inf, -np.inf],
+        ]
+    )
+    t32 = _predict.round_down_to_float32(t)
+    assert t32.dtype == np.float32
+    assert (t32.astype(np.float64) <= t).all()
+    # The next float32 up is above t: no float32 x can fall between t32 and t.
+    with np.errstate(over="ignore"):  # FLT_MAX steps up to inf, which is above t too
+        above = np.nextafter(t32, np.float32(np.inf)).astype(np.float64)
+    assert (above[np.isfinite(t)] > t[np.isfinite(t)]).all()
+
+
+def test_wide_layout_is_chosen_when_the_compact_one_cannot_hold_the_tree():
+    n_nodes = 2049
+    left = np.full(n_nodes, -1, dtype=np.int32)
+    left[: n_nodes // 2] = np.arange(1, n_nodes, 2)
+    feature = np.zeros(n_nodes, dtype=np.int32)
+    args = (feature, np.zeros(n_nodes), left, np.zeros(n_nodes, dtype=np.uint8))
+    # 2**21 features need 21 bits, the nan bit 1, child ids up to 2048 need 12: 34 > 32.
+    assert _predict.pack_nodes(*args, 2**21).nodes.dtype == _predict.WIDE_NODE_DTYPE
+    assert _predict.pack_nodes(*args, 2**19).nodes.dtype == _predict.COMPACT_NODE_DTYPE
 
 
 @pytest.mark.parametrize("kernel", ["serial", "parallel"])

@@ -29,12 +29,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import gc
-import hashlib
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -44,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import REPO, log, machine_info, write_atomic
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
 RESULTS_DIR = HERE / "results"
 JSON_PATH = RESULTS_DIR / "fit_predict.json"
 MD_PATH = RESULTS_DIR / "fit_predict.md"
@@ -227,96 +224,6 @@ def time_config(
 
 
 # -- reporting ----------------------------------------------------------------------------------
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file next to ``path``, then rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def machine_info() -> dict[str, Any]:
-    import numba
-    import sklearn
-
-    import dtjit
-
-    cpu_model = None
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu_model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        threading_layer = numba.threading_layer()
-    except ValueError:  # no parallel region has run yet
-        threading_layer = None
-
-    def git(*args: str) -> str | None:
-        try:
-            proc = subprocess.run(
-                ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
-            )
-        except (OSError, subprocess.CalledProcessError):
-            return None
-        return proc.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "dtjit")
-    sources = hashlib.sha256()
-    for path in sorted((REPO / "dtjit").glob("*.py")):
-        sources.update(path.name.encode() + b"\0" + path.read_bytes())
-    return {
-        "date_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "cpu_count": os.cpu_count(),
-        "cpus_available": (
-            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        ),
-        "cpu_model": cpu_model,
-        "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
-        "numba_threading_layer": threading_layer,
-        # these change how idle threads wait, hence timings on a busy machine
-        "environment": {
-            k: os.environ[k]
-            for k in (
-                "NUMBA_NUM_THREADS",
-                "NUMBA_THREADING_LAYER",
-                "OMP_NUM_THREADS",
-                "OMP_WAIT_POLICY",
-                "GOMP_SPINCOUNT",
-            )
-            if k in os.environ
-        },
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "numba": numba.__version__,
-        "sklearn": sklearn.__version__,
-        "dtjit": dtjit.__version__,
-        "git_commit": git("rev-parse", "HEAD"),
-        "dtjit_sources_modified": None if dirty is None else bool(dirty),
-        "dtjit_sources_sha256": sources.hexdigest()[:16],
-    }
-
-
 def _jobs_label(n_jobs: str, available: int) -> str:
     n = int(n_jobs) if n_jobs != "None" else 1
     threads = max(1, available + 1 + n) if n < 0 else min(n, available)

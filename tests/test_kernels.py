@@ -22,9 +22,9 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import dtjit
-from dtjit import _builder, _criterion, _predict, _splitter
+from dtjit import _builder, _criterion, _mdlp, _predict, _splitter
 
-KERNEL_MODULES = [_builder, _criterion, _predict, _splitter]
+KERNEL_MODULES = [_builder, _criterion, _mdlp, _predict, _splitter]
 
 # The workload run in the subprocess lanes; it prints the trees as JSON.
 LANE_SCRIPT = textwrap.dedent(

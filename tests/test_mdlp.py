@@ -10,11 +10,7 @@ The hand computations below write out that arithmetic (entropies in bits).
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -23,6 +19,7 @@ from _mdlp_reference import mdlp_cut_points as reference_cut_points
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from test_kernels import _run_lane
 
 from dtjit import MDLPDiscretizer
 
@@ -332,19 +329,11 @@ LANE_SCRIPT = textwrap.dedent(
 @pytest.mark.slow
 @pytest.mark.parametrize("lane", ["NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"])
 def test_kernel_lanes_agree(lane, tmp_path):
-    env = {**os.environ, lane: "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
-    result = subprocess.run(
-        [sys.executable, "-c", LANE_SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    env = {lane: "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    lane_result = _run_lane(env, tmp_path, LANE_SCRIPT)
     namespace: dict = {}
     exec(LANE_SCRIPT.rsplit("json.dump", 1)[0], namespace)  # the same workload, in-process
-    assert json.loads(result.stdout) == namespace["result"]
+    assert lane_result == namespace["result"]
     assert sum(len(c) for cuts in namespace["result"] for c in cuts) > 5
 
 

@@ -266,3 +266,200 @@ def test_compiled_impurity_matches_criteria(loader, criterion, weighted):
             counts[node], kids
         )
         assert gain > 0.0
+
+
+# ----------------------------------------------------------------------------------------
+# From label arrays: class_counts, branch_counts, attribute_scores
+# ----------------------------------------------------------------------------------------
+
+# Quinlan (1986) Table 1 again: split information and gain ratio from the data README.
+NOMINAL_SPLIT_INFO = {
+    "outlook": 1.5774,
+    "temperature": 1.5567,
+    "humidity": 1.0000,
+    "windy": 0.9852,
+}
+NOMINAL_GAIN_RATIO = {"outlook": 0.1564, "humidity": 0.1518, "windy": 0.0488, "temperature": 0.0188}
+
+
+@pytest.fixture(scope="module")
+def weather():
+    return _read_csv("weka/weather.nominal.csv")
+
+
+def test_class_counts_and_branch_counts_from_labels(weather):
+    play = weather["play"].to_numpy()
+    assert criteria.class_counts(play).tolist() == [5.0, 9.0]  # no, yes (sorted)
+    outlook = criteria.branch_counts(weather["outlook"], play)
+    # overcast 0 no / 4 yes, rainy 2 / 3, sunny 3 / 2 (Quinlan's Table 1 by hand).
+    assert outlook.tolist() == [[0, 4], [2, 3], [3, 2]]
+    assert outlook.dtype == np.float64
+    np.testing.assert_array_equal(outlook.sum(axis=0), criteria.class_counts(play))
+    # Integer labels and integer attributes work the same way.
+    assert criteria.class_counts([2, 0, 2, 2]).tolist() == [1.0, 3.0]
+    assert criteria.branch_counts([7, 7, 1], [0, 1, 1]).tolist() == [[0, 1], [1, 1]]
+
+
+def test_play_tennis_from_label_arrays(weather):
+    """Gain, split information and gain ratio of every attribute, straight from the table."""
+    play = weather["play"].to_numpy()
+    parent = criteria.class_counts(play)
+    assert round(criteria.entropy(parent), 4) == 0.9403
+    for attribute, gain in NOMINAL_GAINS.items():
+        children = criteria.branch_counts(weather[attribute].to_numpy(), play)
+        assert round(criteria.information_gain(parent, children), 4) == gain, attribute
+        assert round(criteria.split_information(children), 4) == NOMINAL_SPLIT_INFO[attribute]
+        assert round(criteria.gain_ratio(parent, children), 4) == NOMINAL_GAIN_RATIO[attribute]
+        assert criteria.conditional_entropy(children) == pytest.approx(
+            criteria.entropy(parent) - criteria.information_gain(parent, children), abs=1e-15
+        )
+        scores = criteria.attribute_scores(weather[attribute], play)
+        assert scores.information_gain == criteria.information_gain(parent, children)
+        assert scores.gain_ratio == criteria.gain_ratio(parent, children)
+        assert round(scores.gini_gain, 4) == NOMINAL_GINI[attribute]
+        assert scores.base == 2.0
+    # C4.5 (gain ratio) and ID3 (gain) both choose outlook; the ratio reorders the rest.
+    assert max(NOMINAL_GAIN_RATIO, key=NOMINAL_GAIN_RATIO.get) == "outlook"
+
+
+def test_outlook_split_information_by_hand():
+    # Branch sizes 5 / 4 / 5 of 14: -(2 * 5/14 log2(5/14) + 4/14 log2(4/14)) = 1.5774.
+    by_hand = -(2 * 5 / 14 * math.log2(5 / 14) + 4 / 14 * math.log2(4 / 14))
+    assert criteria.split_information([[3, 2], [4, 0], [2, 3]]) == pytest.approx(by_hand)
+    assert round(by_hand, 4) == 1.5774
+    # 0.2467 / 1.5774 = 0.1564; the ratio does not depend on the base.
+    ratio = criteria.gain_ratio([9, 5], [[2, 3], [4, 0], [3, 2]])
+    assert ratio == pytest.approx(criteria.gain_ratio([9, 5], [[2, 3], [4, 0], [3, 2]], "e"))
+    assert round(ratio, 4) == 0.1564
+
+
+def test_fourteen_row_example_in_nats():
+    """The notes' 14-row example: 7 / 7 classes, a 3-way split of sizes 8 / 3 / 3."""
+    parent, children = [7, 7], [[4, 4], [3, 0], [0, 3]]
+    for base in ("e", math.e):
+        assert round(criteria.entropy(parent, base=base), 4) == 0.6931
+        # 8/14 * ln 2 + 0 + 0 = 0.3961
+        assert round(criteria.conditional_entropy(children, base=base), 4) == 0.3961
+        assert criteria.conditional_entropy(children, base=base) == pytest.approx(
+            8 / 14 * math.log(2), rel=1e-15
+        )
+        # The notes subtract rounded values: 0.6931 - 0.3961 = 0.2970. Unrounded the gain is
+        # 6/14 * ln 2 = 0.29706, which rounds to 0.2971: it agrees to within 1e-4.
+        gain = criteria.information_gain(parent, children, base=base)
+        assert gain == pytest.approx(0.2970, abs=1e-4)
+        assert gain == pytest.approx(6 / 14 * math.log(2), rel=1e-14)
+    assert criteria.attribute_scores(
+        ["a"] * 8 + ["b"] * 3 + ["c"] * 3, [0] * 4 + [1] * 4 + [0] * 3 + [1] * 3, base="e"
+    ).base == pytest.approx(math.e)
+
+
+def test_spam_multiway_attributes(spam):
+    """ID3 multiway splits of the eight e-mails, computed by hand.
+
+    sender_domain: Com 0 yes / 2 no, Edu 2 / 2, Org 2 / 0. H(D | domain) = 4/8 * 1 = 0.5, so
+    gain = 1 - 0.5 = 0.5; split info = H(2/8, 4/8, 2/8) = 1.5; ratio = 1/3. Gini: the root is
+    0.5, Edu 0.5, the others 0: decrease 0.5 - 4/8 * 0.5 = 0.25.
+    contains_free: No 3 / 0, Yes 1 / 4: gain 0.5488 (README); split info H(3/8, 5/8) = 0.9544;
+    ratio 0.5750; Gini 0.5 - 5/8 * (1 - 1/25 - 16/25) = 0.3.
+    word_count as six categories (40, 60, 100, 200, 300, 800): only 300 is mixed (1 / 2), so
+    H(D | x) = 3/8 * H(1/3, 2/3) = 0.3444 and gain 0.6556, the largest; but its split info
+    H(1/8 x5, 3/8) = 2.4056 drops the ratio to 0.2725: gain ratio's point.
+    """
+    y = spam["spam"].to_numpy()
+    domain = criteria.attribute_scores(spam["sender_domain"], y)
+    assert domain.values.tolist() == ["Com", "Edu", "Org"]
+    assert domain.classes.tolist() == ["No", "Yes"]
+    assert domain.counts.tolist() == [[2, 0], [2, 2], [0, 2]]
+    assert domain.entropy == pytest.approx(1.0)
+    assert domain.conditional_entropy == pytest.approx(0.5)
+    assert domain.information_gain == pytest.approx(0.5)
+    assert domain.split_information == pytest.approx(1.5)
+    assert domain.gain_ratio == pytest.approx(1 / 3)
+    assert domain.gini_gain == pytest.approx(0.25)
+
+    free = criteria.attribute_scores(spam["contains_free"], y)
+    assert round(free.information_gain, 4) == 0.5488
+    assert round(free.split_information, 4) == 0.9544
+    assert round(free.gain_ratio, 4) == 0.5750
+    assert free.gini_gain == pytest.approx(0.3)
+
+    words = criteria.attribute_scores(spam["word_count"], y)
+    assert round(words.conditional_entropy, 4) == 0.3444
+    assert round(words.information_gain, 4) == 0.6556
+    assert round(words.split_information, 4) == 2.4056
+    assert round(words.gain_ratio, 4) == 0.2725
+    assert words.information_gain > free.information_gain > domain.information_gain
+    assert free.gain_ratio > domain.gain_ratio > words.gain_ratio
+
+
+def test_weighted_labels_equal_repeated_rows(weather):
+    rng = np.random.default_rng(3)
+    repeats = rng.integers(1, 4, size=len(weather))
+    x, y = weather["outlook"].to_numpy(), weather["play"].to_numpy()
+    np.testing.assert_array_equal(
+        criteria.class_counts(y, sample_weight=repeats),
+        criteria.class_counts(np.repeat(y, repeats)),
+    )
+    np.testing.assert_array_equal(
+        criteria.branch_counts(x, y, sample_weight=repeats),
+        criteria.branch_counts(np.repeat(x, repeats), np.repeat(y, repeats)),
+    )
+    weighted = criteria.attribute_scores(x, y, sample_weight=repeats)
+    repeated = criteria.attribute_scores(np.repeat(x, repeats), np.repeat(y, repeats))
+    assert weighted.gain_ratio == pytest.approx(repeated.gain_ratio, rel=1e-14)
+    # Fractional weights are counts too.
+    assert criteria.class_counts(["a", "b", "a"], sample_weight=[0.5, 2.0, 0.25]).tolist() == [
+        0.75,
+        2.0,
+    ]
+
+
+def test_label_helpers_errors():
+    with pytest.raises(ValueError, match="different lengths"):
+        criteria.branch_counts([1, 2, 3], [0, 1])
+    with pytest.raises(ValueError, match="sample_weight has shape"):
+        criteria.class_counts([0, 1], sample_weight=[1.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        criteria.class_counts([0, 1], sample_weight=[1.0, -1.0])
+    with pytest.raises(ValueError, match="empty"):
+        criteria.class_counts([])
+    with pytest.raises(ValueError, match="empty"):
+        criteria.branch_counts([], [])
+    with pytest.raises(ValueError, match="1-D"):
+        criteria.class_counts([[0, 1]])
+    with pytest.raises(ValueError, match="missing"):
+        criteria.branch_counts([1.0, np.nan], [0, 1])
+    with pytest.raises(ValueError, match="missing"):
+        criteria.branch_counts(np.array(["a", None], dtype=object), [0, 1])
+    with pytest.raises(ValueError, match="single distinct value"):
+        criteria.attribute_scores(["a", "a"], [0, 1])
+
+
+def test_partition_measures_errors():
+    with pytest.raises(ValueError, match="at least one branch"):
+        criteria.conditional_entropy([])
+    with pytest.raises(ValueError, match="at least two children"):
+        criteria.split_information([[3, 4]])
+    with pytest.raises(ValueError, match="one count per class"):
+        criteria.conditional_entropy([[1, 2], [1, 2, 3]])
+    with pytest.raises(ValueError, match="non-negative"):
+        criteria.gain_ratio([3, 3], [[4, 1], [-1, 2]])
+    with pytest.raises(ValueError, match="add up to the parent"):
+        criteria.gain_ratio([3, 3], [[1, 1], [1, 1]])
+    # A single branch is a (useless) partition: H(Y | X) = H(Y).
+    assert criteria.conditional_entropy([[9, 5]]) == criteria.entropy([9, 5])
+
+
+@pytest.mark.parametrize("base", [1, 0, -2.0, "two", np.nan, np.inf])
+def test_bad_base_rejected(base):
+    with pytest.raises(ValueError, match="base"):
+        criteria.entropy([1, 2], base=base)
+    with pytest.raises(ValueError, match="base"):
+        criteria.information_gain([2, 2], [[1, 1], [1, 1]], base=base)
+
+
+def test_base_must_be_a_number():
+    with pytest.raises(TypeError, match="base"):
+        criteria.conditional_entropy([[1, 2]], base=None)
+    with pytest.raises(TypeError, match="base"):
+        criteria.entropy([1, 2], base=True)

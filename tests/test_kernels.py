@@ -22,9 +22,9 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import dtjit
-from dtjit import _builder, _criterion, _predict, _splitter
+from dtjit import _builder, _criterion, _mdlp, _predict, _splitter
 
-KERNEL_MODULES = [_builder, _criterion, _predict, _splitter]
+KERNEL_MODULES = [_builder, _criterion, _mdlp, _predict, _splitter]
 
 # The workload run in the subprocess lanes; it prints the trees as JSON.
 LANE_SCRIPT = textwrap.dedent(
@@ -83,10 +83,11 @@ def test_every_kernel_is_cached_and_never_fastmath():
         assert not options.get("fastmath"), f"{name} enables fastmath"
 
 
-def _run_lane(env_extra, tmp_path):
+def _run_lane(env_extra, tmp_path, script=LANE_SCRIPT):
+    """Run ``script`` in a fresh interpreter with ``env_extra`` set; return its JSON output."""
     env = {**os.environ, **env_extra}
     result = subprocess.run(
-        [sys.executable, "-c", LANE_SCRIPT],
+        [sys.executable, "-c", script],
         env=env,
         capture_output=True,
         text=True,

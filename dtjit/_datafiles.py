@@ -393,6 +393,8 @@ class FeatureBlocks:
 
     def _numeric_block(self, frame: Any) -> np.ndarray:
         frame = frame[self._columns]  # file order -> model order
+        if frame.empty:  # a header-only CSV reads as columns of dtype object, but no values
+            return np.empty((0, len(self._columns)))
         non_numeric = _non_numeric_columns(frame)
         if non_numeric:
             raise ValueError(

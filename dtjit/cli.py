@@ -77,20 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
     """
     from . import __version__
 
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--debug",
-        action="store_true",
-        default=argparse.SUPPRESS,  # so `dtjit --debug fit` is not reset by the subparser
-        help="show the full traceback of an error",
-    )
+    debug_help = "show the full traceback of an error"
     parser = argparse.ArgumentParser(
         prog="dtjit",
         description="Exact decision trees compiled by Numba: fit, predict, inspect, benchmark.",
         epilog="Run `dtjit COMMAND --help` for the options of a command.",
-        parents=[common],
     )
-    parser.set_defaults(debug=False)
+    parser.add_argument("--debug", action="store_true", help=debug_help)
+    # --debug is accepted after the command too; SUPPRESS keeps the subparser from resetting
+    # the value `dtjit --debug COMMAND` set.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
     parser.add_argument("--version", action="version", version=f"dtjit {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     _add_fit(commands, common)
@@ -523,7 +520,11 @@ def _count_or_fraction(text: str) -> int | float:
 
 
 def _max_features(text: str) -> int | float | str:
-    return text if text in ("sqrt", "log2") else _count_or_fraction(text)
+    """Parse a count or a fraction; pass names on (the estimator validates them)."""
+    try:
+        return _count_or_fraction(text)
+    except argparse.ArgumentTypeError:
+        return text
 
 
 def _class_weight(text: str) -> str:

@@ -97,19 +97,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_command(
+    commands: Any, common: argparse.ArgumentParser, run: Callable, summary: str, description: str
+) -> argparse.ArgumentParser:
+    """Add the subcommand ``run`` runs (``_run_fit`` -> ``fit``) and return its parser."""
+    name = run.__name__.removeprefix("_run_")
+    command = commands.add_parser(name, parents=[common], help=summary, description=description)
+    command.set_defaults(command=run)
+    return command
+
+
 # -- fit -------------------------------------------------------------------------------------
 def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
-    fit = commands.add_parser(
-        "fit",
-        parents=[common],
-        help="fit a tree on a data file and save it",
-        description=(
+    fit = _add_command(
+        commands,
+        common,
+        _run_fit,
+        "fit a tree on a data file and save it",
+        (
             "Fit a decision tree on DATA (.csv[.gz], .parquet, .npy, .npz) and save it with "
             "dtjit.save. Table columns other than the target are the features and their "
             "names are kept in the model; they must be numeric."
         ),
     )
-    fit.set_defaults(command=run_fit)
     fit.add_argument("data", metavar="DATA", help="training data file")
     fit.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
     target = fit.add_argument_group("target")
@@ -148,19 +158,8 @@ def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
         tree.add_argument(flag, type=parse, help=text)
 
 
-def run_fit(args: argparse.Namespace) -> int:
-    """Run ``dtjit fit``: read the data, fit, print a summary, save the model.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed arguments of the ``fit`` subcommand.
-
-    Returns
-    -------
-    int
-        Exit status 0; errors are raised.
-    """
+def _run_fit(args: argparse.Namespace) -> int:
+    """Run ``dtjit fit``: read the data, fit, print a summary, save the model."""
     from . import DecisionTreeClassifier, DecisionTreeRegressor, save
     from ._datafiles import check_output_dir, read_training_data
 
@@ -192,7 +191,8 @@ def run_fit(args: argparse.Namespace) -> int:
     n_rows, n_features = data.X.shape
     target = f"target {data.target_name!r}" if data.target_name else "target from file"
     score_name = "accuracy" if task == "classification" else "R2"
-    print(f"read {args.data}: {n_rows} rows, {n_features} features, {target} ({task}, {args.task})")
+    chosen = " (--task auto)" if args.task == "auto" else ""
+    print(f"read {args.data}: {n_rows} rows, {n_features} features, {target}; {task}{chosen}")
     print(describe(model))
     print(f"fit in {seconds:.2f} s; training {score_name} {score:.4f}")
     print(f"saved {args.output}")
@@ -255,18 +255,18 @@ def describe(model: Any) -> str:
 
 # -- predict ---------------------------------------------------------------------------------
 def _add_predict(commands: Any, common: argparse.ArgumentParser) -> None:
-    predict = commands.add_parser(
-        "predict",
-        parents=[common],
-        help="predict a data file in blocks with a saved model",
-        description=(
+    predict = _add_command(
+        commands,
+        common,
+        _run_predict,
+        "predict a data file in blocks with a saved model",
+        (
             "Predict every row of DATA (.csv[.gz], .parquet, .npy memory-mapped, .npz) with "
             "MODEL, block by block, and write OUT (.csv, .parquet or .npy, by extension). "
             "A model fitted on named columns selects them by name; other columns (such as "
             "the target) are ignored. OUT appears only when complete."
         ),
     )
-    predict.set_defaults(command=run_predict)
     predict.add_argument("model", metavar="MODEL", help="model file written by dtjit fit")
     predict.add_argument("data", metavar="DATA", help="rows to predict")
     predict.add_argument("-o", "--output", required=True, metavar="OUT", help="predictions file")
@@ -288,19 +288,8 @@ def _add_predict(commands: Any, common: argparse.ArgumentParser) -> None:
     )
 
 
-def run_predict(args: argparse.Namespace) -> int:
-    """Run ``dtjit predict``: stream DATA through the model into OUT.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed arguments of the ``predict`` subcommand.
-
-    Returns
-    -------
-    int
-        Exit status 0; errors are raised.
-    """
+def _run_predict(args: argparse.Namespace) -> int:
+    """Run ``dtjit predict``: stream DATA through the model into OUT."""
     from tqdm import tqdm
 
     from ._datafiles import (
@@ -368,17 +357,17 @@ def _label_dtype(model: Any) -> np.dtype:
 
 # -- show ------------------------------------------------------------------------------------
 def _add_show(commands: Any, common: argparse.ArgumentParser) -> None:
-    show = commands.add_parser(
-        "show",
-        parents=[common],
-        help="print a saved tree",
-        description=(
+    show = _add_command(
+        commands,
+        common,
+        _run_show,
+        "print a saved tree",
+        (
             "Print a one-line summary of MODEL and the tree as indented text, if-then rules, "
             "Graphviz DOT or a Mermaid flowchart (the summary is a comment in DOT / Mermaid, "
             "so the output can be redirected to a file as it is)."
         ),
     )
-    show.set_defaults(command=run_show)
     show.add_argument("model", metavar="MODEL", help="model file written by dtjit fit")
     show.add_argument("--format", choices=tuple(EXPORTERS), default="text")
     show.add_argument(
@@ -389,19 +378,8 @@ def _add_show(commands: Any, common: argparse.ArgumentParser) -> None:
     )
 
 
-def run_show(args: argparse.Namespace) -> int:
-    """Run ``dtjit show``: a header line, then the tree in the chosen format.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed arguments of the ``show`` subcommand.
-
-    Returns
-    -------
-    int
-        Exit status 0; errors are raised.
-    """
+def _run_show(args: argparse.Namespace) -> int:
+    """Run ``dtjit show``: a header line, then the tree in the chosen format."""
     from . import export
 
     name = EXPORTERS[args.format]
@@ -427,17 +405,17 @@ def run_show(args: argparse.Namespace) -> int:
 def _add_bench(commands: Any, common: argparse.ArgumentParser) -> None:
     from ._bench import DEFAULT_ROWS, MIN_ROWS
 
-    bench = commands.add_parser(
-        "bench",
-        parents=[common],
-        help="compare with scikit-learn: accuracy, rules and speed",
-        description=(
+    bench = _add_command(
+        commands,
+        common,
+        _run_bench,
+        "compare with scikit-learn: accuracy, rules and speed",
+        (
             "Fit dtjit and scikit-learn trees on the breast cancer data bundled with "
             "scikit-learn (accuracy, size, rules) and on a generated array (fit and predict "
             "times), and print the comparison."
         ),
     )
-    bench.set_defaults(command=run_bench)
     bench.add_argument(
         "--rows",
         type=_at_least(MIN_ROWS),
@@ -454,19 +432,8 @@ def _add_bench(commands: Any, common: argparse.ArgumentParser) -> None:
     )
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    """Run ``dtjit bench``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed arguments of the ``bench`` subcommand.
-
-    Returns
-    -------
-    int
-        Exit status 0; errors are raised.
-    """
+def _run_bench(args: argparse.Namespace) -> int:
+    """Run ``dtjit bench``."""
     from ._bench import run
 
     run(rows=args.rows, repeats=args.repeats)

@@ -113,7 +113,7 @@ def test_fit_regression_on_cpu_is_chosen_automatically(capsys, shared_data, tmp_
     X, y = table.drop(columns="class"), table["class"]
     direct = DecisionTreeRegressor(max_depth=4).fit(X, y)
     assert_trees_identical(model.tree_, direct.tree_)
-    assert f"training R2 {direct.score(X, y):.4f}" in out and "(regression, auto)" in out
+    assert f"training R2 {direct.score(X, y):.4f}" in out and "; regression (--task auto)" in out
 
 
 def test_fit_passes_parameters_to_the_estimator(capsys, weather_csv, tmp_path):

@@ -745,3 +745,20 @@ def test_import_dtjit_does_not_load_the_command_line():
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_show_header_of_a_regressor_and_of_many_classes(capsys, diabetes_data, tmp_path):
+    X, y = diabetes_data
+    regressor = DecisionTreeRegressor(max_depth=3).fit(X, y)
+    dtjit.save(regressor, tmp_path / "r.npz")
+    code, out, err = run(capsys, "show", tmp_path / "r.npz", "--format", "rules")
+    assert code == 0, err
+    assert out.splitlines()[0] == (
+        f"DecisionTreeRegressor: 10 features, {regressor.tree_.node_count} nodes, "
+        f"{regressor.get_n_leaves()} leaves, depth 3"
+    )
+    labels = np.arange(len(y)) % 12  # 12 classes: the header lists the first 10
+    dtjit.save(DecisionTreeClassifier(max_depth=2).fit(X, labels), tmp_path / "c.npz")
+    code, out, err = run(capsys, "show", tmp_path / "c.npz", "--format", "rules")
+    assert code == 0, err
+    assert out.splitlines()[0].endswith("12 classes (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... 2 more)")

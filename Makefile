@@ -20,7 +20,7 @@ $(STAMP_TEST): pyproject.toml | $(PY)
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)
-	$(PY) -m dtjit.demo
+	$(VENV)/bin/dtjit bench
 
 test: $(STAMP_TEST)
 	$(PY) -m pytest -q

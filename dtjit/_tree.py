@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 import zipfile
 from typing import Any
 
 import numpy as np
 
+from ._atomic import atomic_output
 from ._builder import node_depths
 from ._jit import TREE_LEAF, TREE_UNDEFINED
 from ._predict import PackedTree, pack_nodes
@@ -353,16 +353,8 @@ def write_model_file(path: str | os.PathLike, header: dict, arrays: dict[str, np
         if a.dtype == object:
             raise TypeError(f"Cannot save array {name!r} of dtype object (no pickle in files).")
         payload[name] = a
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".dtjit-", suffix=".npz.tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **payload)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_output(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **payload)
 
 
 def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:

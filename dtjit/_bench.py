@@ -1,18 +1,17 @@
 """A short tour of dtjit next to scikit-learn: accuracy, tree size, rules and speed.
 
-Run it with ``python -m dtjit.demo`` (or ``make demo``). It needs no arguments and no data
-files: the accuracy part uses the Wisconsin breast cancer data bundled with scikit-learn, the
-speed part a generated array (``--rows`` sets its size, default 200,000 x 20).
+Run it with ``dtjit bench`` (or ``make demo``). It needs no data files: the accuracy part uses
+the Wisconsin breast cancer data bundled with scikit-learn, the speed part a generated array
+(``dtjit bench --rows N`` sets its size, default 200,000 x 20).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import textwrap
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,7 @@ import dtjit
 
 SEED = 0
 DEFAULT_ROWS = 200_000
+MIN_ROWS = 100
 N_FEATURES = 20
 PREDICT_REPEATS = 5
 WIDTH = 96
@@ -181,7 +181,7 @@ def _speed_section(rows: int, fit_repeats: int, first: float, again: float) -> N
         print(f"      predict: {_ratio(predict[sk], predict[name])}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run(rows: int = DEFAULT_ROWS, repeats: int = 1) -> None:
     """Compare dtjit with scikit-learn on real and generated data and print the results.
 
     Prints, as plain text: the held-out accuracy, node count, leaf count and depth of a
@@ -192,49 +192,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Parameters
     ----------
-    argv : sequence of str, default=None
-        Command-line arguments without the program name; ``None`` reads ``sys.argv``.
-        ``--rows N`` sets the rows of the generated array of the speed part (default
-        200,000); ``--repeats K`` times each fit ``K`` times and reports the median
-        (default 1, which keeps the demo well under a minute on two cores).
-
-    Returns
-    -------
-    int
-        Exit status, 0 on success.
+    rows : int, default=200,000
+        Rows of the generated array of the speed part (at least ``MIN_ROWS``).
+    repeats : int, default=1
+        Fits per estimator in the speed part; the median is reported. 1 keeps the run well
+        under a minute on two cores.
     """
-    parser = argparse.ArgumentParser(
-        prog="python -m dtjit.demo",
-        description="dtjit next to scikit-learn: accuracy, tree size, rules and speed.",
-    )
-    parser.add_argument(
-        "--rows",
-        type=int,
-        default=DEFAULT_ROWS,
-        help=f"rows of the generated array of the speed part (default {DEFAULT_ROWS:,})",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=1,
-        help="fits per estimator in the speed part; the median is shown (default 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.rows < 100:
-        parser.error("--rows must be at least 100")
-    if args.repeats < 1:
-        parser.error("--repeats must be at least 1")
+    if rows < MIN_ROWS:
+        raise ValueError(f"rows must be at least {MIN_ROWS}, got {rows}.")
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}.")
 
     # Measured before anything else touches dtjit's kernels, so it is a true first call.
     first, again = _first_call_seconds()
 
-    print(f"dtjit {dtjit.__version__} demo: dtjit vs scikit-learn decision trees")
+    print(f"dtjit {dtjit.__version__} bench: dtjit vs scikit-learn decision trees")
     print("=" * WIDTH)
     print()
     _accuracy_section()
-    _speed_section(args.rows, args.repeats, first, again)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    _speed_section(rows, repeats, first, again)

@@ -1,0 +1,52 @@
+"""Write a file under a temporary name and rename it into place only when writing succeeded."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+TEMP_SUFFIX = ".tmp"
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[str]:
+    """Yield a temporary path next to ``path``; rename it to ``path`` on success, else delete it.
+
+    The temporary file lives in the destination's directory, so the final ``os.replace`` is
+    a rename within one file system (atomic on POSIX): readers see either the old file or the
+    complete new one. On any exception, ``KeyboardInterrupt`` included, the temporary file is
+    removed and the exception propagates; ``path`` is left untouched.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Final destination.
+
+    Yields
+    ------
+    str
+        Path of an empty temporary file (``.<name>.<random>.tmp``) the caller writes to.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{os.path.basename(path)}.", suffix=TEMP_SUFFIX, dir=directory
+    )
+    os.close(fd)
+    try:
+        yield tmp
+        # mkstemp creates the file 0600; give the result the permissions of a plain open().
+        os.chmod(tmp, 0o666 & ~_current_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)  # the only portable way to read the umask is to set it and restore it
+    os.umask(mask)
+    return mask

@@ -1,0 +1,517 @@
+"""The ``dtjit`` command: ``fit``, ``predict``, ``show`` and ``bench``.
+
+Installed as the ``dtjit`` console script and runnable as ``python -m dtjit``. Every command
+is a function of the parsed arguments; :func:`main` turns any error into one line
+``dtjit: error: ...`` on stderr and a non-zero exit status (``--debug`` shows the traceback
+instead). pandas, pyarrow and tqdm are imported only by the commands that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2  # argparse's own status for a bad command line
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+DEFAULT_BLOCK_ROWS = 1 << 17
+AUTO_MAX_CLASSES = 20
+MAX_LISTED_CLASSES = 10
+EXPORTERS = {
+    "text": "export_text",
+    "rules": "export_rules",
+    "dot": "export_graphviz",
+    "mermaid": "export_mermaid",
+}
+# show prints its header line as a comment of the output's language, so `> tree.dot` stays valid
+HEADER_COMMENT = {"text": "", "rules": "", "dot": "// ", "mermaid": "%% "}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``dtjit`` command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, default=None
+        Arguments without the program name; ``None`` reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 1 on an error (one line ``dtjit: error: ...`` on stderr),
+        2 on a malformed command line (argparse's usage message), 130 when interrupted.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help / --version (0) or a usage error already printed (2)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    try:
+        return args.command(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("dtjit: error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"dtjit: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser of the ``dtjit`` command and its four subcommands.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Parsing sets ``command`` (the function running the subcommand) and ``debug``.
+    """
+    from . import __version__
+
+    debug_help = "show the full traceback of an error"
+    parser = argparse.ArgumentParser(
+        prog="dtjit",
+        description="Exact decision trees compiled by Numba: fit, predict, inspect, benchmark.",
+        epilog="Run `dtjit COMMAND --help` for the options of a command.",
+    )
+    parser.add_argument("--debug", action="store_true", help=debug_help)
+    # --debug is accepted after the command too; SUPPRESS keeps the subparser from resetting
+    # the value `dtjit --debug COMMAND` set.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
+    parser.add_argument("--version", action="version", version=f"dtjit {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    _add_fit(commands, common)
+    _add_predict(commands, common)
+    _add_show(commands, common)
+    _add_bench(commands, common)
+    return parser
+
+
+def _add_command(
+    commands: Any, common: argparse.ArgumentParser, run: Callable, summary: str, description: str
+) -> argparse.ArgumentParser:
+    """Add the subcommand ``run`` runs (``_run_fit`` -> ``fit``) and return its parser."""
+    name = run.__name__.removeprefix("_run_")
+    command = commands.add_parser(name, parents=[common], help=summary, description=description)
+    command.set_defaults(command=run)
+    return command
+
+
+# -- fit -------------------------------------------------------------------------------------
+def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
+    fit = _add_command(
+        commands,
+        common,
+        _run_fit,
+        "fit a tree on a data file and save it",
+        (
+            "Fit a decision tree on DATA (.csv[.gz], .parquet, .npy, .npz) and save it with "
+            "dtjit.save. Table columns other than the target are the features and their "
+            "names are kept in the model; they must be numeric."
+        ),
+    )
+    fit.add_argument("data", metavar="DATA", help="training data file")
+    fit.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
+    target = fit.add_argument_group("target")
+    target.add_argument(
+        "--target",
+        metavar="COLUMN",
+        help="target column: its name in a table, its integer index in an array",
+    )
+    target.add_argument(
+        "--target-file", metavar="Y.npy", help="the target as a 1-D .npy file instead"
+    )
+    target.add_argument(
+        "--task",
+        choices=("auto", "classification", "regression"),
+        default="auto",
+        help=(
+            "auto (default): classification when the target is not numeric (text, booleans) "
+            f"or holds whole numbers with at most {AUTO_MAX_CLASSES} distinct values; "
+            "regression otherwise"
+        ),
+    )
+    columns = fit.add_argument_group("columns")
+    columns.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="leave this table column out of the features (repeatable)",
+    )
+    columns.add_argument("--x-key", default="X", help="features array in an .npz (default X)")
+    columns.add_argument("--y-key", default="y", help="target array in an .npz (default y)")
+    tree = fit.add_argument_group(
+        "tree parameters", "passed to the estimator, which validates them (defaults as there)"
+    )
+    for flag, parse, text in TREE_OPTIONS:
+        tree.add_argument(flag, type=parse, help=text)
+
+
+def _run_fit(args: argparse.Namespace) -> int:
+    """Run ``dtjit fit``: read the data, fit, print a summary, save the model."""
+    from . import DecisionTreeClassifier, DecisionTreeRegressor, save
+    from ._datafiles import check_output_dir, read_training_data
+
+    check_output_dir(args.output)  # before a possibly long fit
+    data = read_training_data(
+        args.data,
+        target=args.target,
+        target_file=args.target_file,
+        drop=args.drop,
+        x_key=args.x_key,
+        y_key=args.y_key,
+    )
+    task = infer_task(data.y) if args.task == "auto" else args.task
+    params = {}
+    for flag, _, _ in TREE_OPTIONS:
+        name = flag[2:].replace("-", "_")  # --max-depth -> max_depth, as argparse names it
+        if getattr(args, name) is not None:  # unset: the estimator's default applies
+            params[name] = getattr(args, name)
+    if task == "regression" and "class_weight" in params:
+        raise ValueError("--class-weight applies to classification only.")
+    estimator = DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
+    model = estimator(**params)
+    start = time.perf_counter()
+    model.fit(data.X, data.y)
+    seconds = time.perf_counter() - start
+    score = model.score(data.X, data.y)
+    save(model, args.output)
+
+    n_rows, n_features = data.X.shape
+    target = f"target {data.target_name!r}" if data.target_name else "target from file"
+    score_name = "accuracy" if task == "classification" else "R2"
+    chosen = " (--task auto)" if args.task == "auto" else ""
+    print(f"read {args.data}: {n_rows} rows, {n_features} features, {target}; {task}{chosen}")
+    print(describe(model))
+    print(f"fit in {seconds:.2f} s; training {score_name} {score:.4f}")
+    print(f"saved {args.output}")
+    return EXIT_OK
+
+
+def infer_task(y: np.ndarray) -> str:
+    """Choose the task for ``--task auto`` from the target's values.
+
+    Classification when the target is not numeric (strings, booleans, categories) or when
+    every value is a whole number and there are at most ``AUTO_MAX_CLASSES`` (20) distinct
+    values; regression otherwise (fractional values, or many distinct whole numbers such as
+    prices or counts).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Target values.
+
+    Returns
+    -------
+    str
+        ``"classification"`` or ``"regression"``.
+    """
+    y = np.asarray(y)
+    if y.dtype.kind not in "iuf":
+        return "classification"
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y) & (y == np.round(y))):
+        return "regression"
+    return "classification" if np.unique(y).size <= AUTO_MAX_CLASSES else "regression"
+
+
+def describe(model: Any) -> str:
+    """One line naming a fitted model's kind and size.
+
+    Parameters
+    ----------
+    model : DecisionTreeClassifier or DecisionTreeRegressor
+        A fitted estimator.
+
+    Returns
+    -------
+    str
+        For example ``DecisionTreeClassifier: 4 features, 9 nodes, 5 leaves, depth 3,
+        3 classes (setosa, versicolor, virginica)``.
+    """
+    parts = [
+        f"{model.n_features_in_} features",
+        f"{model.tree_.node_count} nodes",
+        f"{model.get_n_leaves()} leaves",
+        f"depth {model.get_depth()}",
+    ]
+    if hasattr(model, "classes_"):
+        labels = [str(c) for c in model.classes_[:MAX_LISTED_CLASSES]]
+        if len(model.classes_) > MAX_LISTED_CLASSES:
+            labels.append(f"... {len(model.classes_) - MAX_LISTED_CLASSES} more")
+        parts.append(f"{len(model.classes_)} classes ({', '.join(labels)})")
+    return f"{type(model).__name__}: {', '.join(parts)}"
+
+
+# -- predict ---------------------------------------------------------------------------------
+def _add_predict(commands: Any, common: argparse.ArgumentParser) -> None:
+    predict = _add_command(
+        commands,
+        common,
+        _run_predict,
+        "predict a data file in blocks with a saved model",
+        (
+            "Predict every row of DATA (.csv[.gz], .parquet, .npy memory-mapped, .npz) with "
+            "MODEL, block by block, and write OUT (.csv, .parquet or .npy, by extension). "
+            "A model fitted on named columns selects them by name; other columns (such as "
+            "the target) are ignored. OUT appears only when complete."
+        ),
+    )
+    predict.add_argument("model", metavar="MODEL", help="model file written by dtjit fit")
+    predict.add_argument("data", metavar="DATA", help="rows to predict")
+    predict.add_argument("-o", "--output", required=True, metavar="OUT", help="predictions file")
+    predict.add_argument(
+        "--proba",
+        action="store_true",
+        help="class probabilities, one column per class (classifiers only)",
+    )
+    predict.add_argument(
+        "--block-rows",
+        type=_positive_int,
+        default=DEFAULT_BLOCK_ROWS,
+        metavar="N",
+        help=f"rows read and predicted at a time (default {DEFAULT_BLOCK_ROWS})",
+    )
+    predict.add_argument("--x-key", default="X", help="features array in an .npz (default X)")
+    predict.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar and no summary line"
+    )
+
+
+def _run_predict(args: argparse.Namespace) -> int:
+    """Run ``dtjit predict``: stream DATA through the model into OUT."""
+    from tqdm import tqdm
+
+    from ._datafiles import (
+        OUTPUT_FORMATS,
+        FeatureBlocks,
+        check_input_file,
+        check_output_dir,
+        file_format,
+        prediction_writer,
+    )
+
+    file_format(args.output, allowed=OUTPUT_FORMATS)
+    check_output_dir(args.output)
+    model = _load_model(args.model)
+    is_classifier = hasattr(model, "classes_")
+    if args.proba and not is_classifier:
+        raise ValueError(f"--proba needs a classifier; {args.model} holds a regressor.")
+    check_input_file(args.data, "DATA")
+    blocks = FeatureBlocks(
+        args.data,
+        n_features=model.n_features_in_,
+        feature_names=getattr(model, "feature_names_in_", None),
+        block_rows=args.block_rows,
+        x_key=args.x_key,
+    )
+    if args.proba:
+        columns, dtype = [str(c) for c in model.classes_], np.dtype(np.float64)
+        predict = model.predict_proba
+    else:
+        columns, dtype = ["prediction"], _label_dtype(model)
+        predict = model.predict
+    progress = tqdm(
+        total=blocks.n_rows,
+        unit=" rows",
+        unit_scale=True,
+        desc="dtjit predict",
+        file=sys.stderr,
+        disable=args.quiet or not sys.stderr.isatty(),
+    )
+    n_rows = 0
+    start = time.perf_counter()
+    writer = prediction_writer(args.output, columns, dtype)
+    with warnings.catch_warnings(), progress, writer as write:
+        # Columns were matched to feature_names_in_ by name above; blocks reach the model as
+        # plain arrays, for which scikit-learn would warn once per block.
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        for block in blocks:
+            if len(block):  # a header-only CSV yields one empty chunk
+                write(predict(block))
+            n_rows += len(block)
+            progress.update(len(block))
+    if not args.quiet:
+        seconds = time.perf_counter() - start
+        print(f"predicted {n_rows} rows of {args.data} in {seconds:.2f} s, wrote {args.output}")
+    return EXIT_OK
+
+
+def _label_dtype(model: Any) -> np.dtype:
+    """Dtype of predicted values: the class labels' (strings as fixed width) or float64."""
+    if not hasattr(model, "classes_"):
+        return np.dtype(np.float64)
+    classes = model.classes_
+    return classes.astype(str).dtype if classes.dtype == object else classes.dtype
+
+
+# -- show ------------------------------------------------------------------------------------
+def _add_show(commands: Any, common: argparse.ArgumentParser) -> None:
+    show = _add_command(
+        commands,
+        common,
+        _run_show,
+        "print a saved tree",
+        (
+            "Print a one-line summary of MODEL and the tree as indented text, if-then rules, "
+            "Graphviz DOT or a Mermaid flowchart (the summary is a comment in DOT / Mermaid, "
+            "so the output can be redirected to a file as it is)."
+        ),
+    )
+    show.add_argument("model", metavar="MODEL", help="model file written by dtjit fit")
+    show.add_argument("--format", choices=tuple(EXPORTERS), default="text")
+    show.add_argument(
+        "--max-depth",
+        type=_positive_int,
+        metavar="N",
+        help="print nodes down to this depth (text, dot, mermaid; the exporter's default)",
+    )
+
+
+def _run_show(args: argparse.Namespace) -> int:
+    """Run ``dtjit show``: a header line, then the tree in the chosen format."""
+    from . import export
+
+    name = EXPORTERS[args.format]
+    exporter = getattr(export, name, None)  # looked up now: exporters arrive on other branches
+    if exporter is None:
+        raise ValueError(
+            f"--format {args.format} needs dtjit.export.{name}, which this dtjit does not have."
+        )
+    kwargs = {}
+    if args.max_depth is not None:
+        if args.format == "rules":
+            raise ValueError("--max-depth does not apply to --format rules (rules end at leaves).")
+        kwargs["max_depth"] = args.max_depth
+    model = _load_model(args.model)
+    shown = exporter(model, **kwargs)
+    text = "\n".join(shown) if isinstance(shown, list) else shown
+    print(HEADER_COMMENT[args.format] + describe(model))
+    print(text.rstrip("\n"))
+    return EXIT_OK
+
+
+# -- bench -----------------------------------------------------------------------------------
+def _add_bench(commands: Any, common: argparse.ArgumentParser) -> None:
+    from ._bench import DEFAULT_ROWS, MIN_ROWS
+
+    bench = _add_command(
+        commands,
+        common,
+        _run_bench,
+        "compare with scikit-learn: accuracy, rules and speed",
+        (
+            "Fit dtjit and scikit-learn trees on the breast cancer data bundled with "
+            "scikit-learn (accuracy, size, rules) and on a generated array (fit and predict "
+            "times), and print the comparison."
+        ),
+    )
+    bench.add_argument(
+        "--rows",
+        type=_at_least(MIN_ROWS),
+        default=DEFAULT_ROWS,
+        metavar="N",
+        help=f"rows of the generated array of the speed part (default {DEFAULT_ROWS:,})",
+    )
+    bench.add_argument(
+        "--repeats",
+        type=_positive_int,
+        default=1,
+        metavar="R",
+        help="fits per estimator in the speed part; the median is shown (default 1)",
+    )
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    """Run ``dtjit bench``."""
+    from ._bench import run
+
+    run(rows=args.rows, repeats=args.repeats)
+    return EXIT_OK
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _load_model(path: str) -> Any:
+    from . import load
+    from ._datafiles import check_input_file
+
+    check_input_file(path, "MODEL")
+    return load(path)
+
+
+def _one_line(exc: BaseException) -> str:
+    """Put the message on one line; unexpected exception types keep their name for context."""
+    message = " ".join(str(exc).split())
+    if isinstance(exc, (ValueError, TypeError, OSError)) and message:
+        return message
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _positive_int(text: str) -> int:
+    return _at_least(1)(text)
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _count_or_fraction(text: str) -> int | float:
+    """``"5"`` -> 5 (a count), ``"0.1"`` -> 0.1 (a fraction); the estimator checks ranges."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _max_features(text: str) -> int | float | str:
+    """Parse a count or a fraction; pass names on (the estimator validates them)."""
+    try:
+        return _count_or_fraction(text)
+    except argparse.ArgumentTypeError:
+        return text
+
+
+def _class_weight(text: str) -> str:
+    if text != "balanced":
+        raise argparse.ArgumentTypeError(f"only 'balanced' is supported here, got {text!r}")
+    return text
+
+
+# fit's estimator options: flag (the parameter's name with dashes), parser, help
+TREE_OPTIONS: tuple[tuple[str, Callable[[str], Any], str], ...] = (
+    ("--criterion", str, "gini, entropy, log_loss (classification); squared_error"),
+    ("--splitter", str, "best"),
+    ("--max-depth", int, "maximum depth"),
+    ("--min-samples-split", _count_or_fraction, "int, or a fraction of the rows"),
+    ("--min-samples-leaf", _count_or_fraction, "int, or a fraction of the rows"),
+    ("--min-weight-fraction-leaf", float, "fraction of the total weight"),
+    ("--max-features", _max_features, "int, fraction, sqrt or log2"),
+    ("--max-leaf-nodes", int, "grow best-first up to this many leaves"),
+    ("--min-impurity-decrease", float, "split only when impurity falls this much"),
+    ("--class-weight", _class_weight, "balanced (classification only)"),
+    ("--random-state", int, "seed for max_features sampling"),
+    ("--n-jobs", int, "threads for fitting (-1: all cores)"),
+)

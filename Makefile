@@ -26,7 +26,9 @@ test: $(STAMP_TEST)
 	$(PY) -m pytest -q
 
 bench: $(STAMP_TEST)
+	$(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) benchmarks/bench_fit_predict.py
+	$(PY) benchmarks/bench_predict.py
 
 lint: $(STAMP_TEST)
 	$(PY) -m pip install --quiet ruff

@@ -574,7 +574,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ndarray of float64, shape (n_samples, n_classes)
         """
         leaves = self._route(self._validate_X_predict(X), self.tree_.node_ids())
-        return self.tree_.value[leaves, 0, :]
+        return np.take(self.tree_.class_fractions(), leaves, axis=0)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Predict the natural logarithm of the class probabilities.

@@ -83,7 +83,7 @@ class Condition:
         return words
 
     def to_record(self) -> dict[str, Any]:
-        """The condition as plain Python types (for records and JSON)."""
+        """Return the condition as plain Python types (for records and JSON)."""
         return {
             "feature": self.feature,
             "name": self.name,
@@ -134,7 +134,7 @@ class TreeView:
         return int(np.count_nonzero(self.tree.children_left == TREE_LEAF))
 
     def is_leaf(self, node: int) -> bool:
-        """True for a leaf."""
+        """Tell whether ``node`` is a leaf."""
         return bool(self.tree.children_left[node] == TREE_LEAF)
 
     def children(self, node: int) -> tuple[int, int]:
@@ -197,7 +197,7 @@ class TreeView:
         return int(np.argmax(self.values(node)))
 
     def prediction(self, node: int) -> Any:
-        """What the tree predicts at the node: a class label or a mean, as plain Python."""
+        """Return what the tree predicts at the node: a class label or a mean (plain Python)."""
         if self.is_classifier:
             assert self.classes is not None
             return self.classes[self.majority(node)]
@@ -215,7 +215,7 @@ class TreeView:
         return float(self.values(node).max())
 
     def node_lines(self, node: int, decimals: int, *, condition: bool = True) -> list[str]:
-        """The lines a drawn node shows: its split, impurity, samples, value and class."""
+        """Return the lines a drawn node shows: split, impurity, samples, value and class."""
         lines = []
         if condition and not self.is_leaf(node):
             lines.append(edge_condition(self, node, left=True).text(decimals))
@@ -253,7 +253,7 @@ class TreeView:
 
 
 def edge_condition(view: TreeView, node: int, *, left: bool) -> Condition:
-    """The condition a sample satisfies when it goes from split ``node`` to one child.
+    """Return the condition a sample satisfies when it goes from split ``node`` to a child.
 
     This is the only place that turns a split into a condition: every export, plot and
     display words its edges through it.
@@ -337,7 +337,8 @@ def resolve_view(
 
     classes: list[Any] | None
     if estimator is not None:
-        classes = [_plain(c) for c in estimator.classes_] if hasattr(estimator, "classes_") else None
+        labels = getattr(estimator, "classes_", None)
+        classes = None if labels is None else [_plain(c) for c in labels]
     elif int(tree.max_n_classes) > 1 or class_names is not None:
         classes = list(range(int(tree.max_n_classes)))
     else:
@@ -345,8 +346,10 @@ def resolve_view(
     if classes is None:
         names = None  # regression: class_names does not apply
     else:
-        names = [str(c) for c in classes] if class_names is None else _names_of(
-            class_names, "class_names"
+        names = (
+            [str(c) for c in classes]
+            if class_names is None
+            else _names_of(class_names, "class_names")
         )
         if len(names) != len(classes):
             raise ValueError(
@@ -371,7 +374,7 @@ def _names_of(names: Any, what: str) -> list[str]:
 
 
 def _plain(label: Any) -> Any:
-    """A numpy scalar as the Python value it holds (JSON-serialisable labels)."""
+    """Return a numpy scalar as the Python value it holds (JSON-serialisable labels)."""
     return label.item() if isinstance(label, np.generic) else label
 
 

@@ -61,7 +61,7 @@ def export_text(
     decimals: int = 2,
     show_weights: bool = False,
 ) -> str:
-    """The tree as indented text, in the layout of :func:`sklearn.tree.export_text`.
+    """Write the tree as indented text, in the layout of :func:`sklearn.tree.export_text`.
 
     Parameters
     ----------
@@ -237,7 +237,7 @@ def rules_frame(
     decimals: int = 2,
     sort_by: str | None = None,
 ) -> Any:
-    """The rules of :func:`rule_records` as a pandas DataFrame, one row per leaf.
+    """Return the rules of :func:`rule_records` as a pandas DataFrame, one row per leaf.
 
     Parameters
     ----------
@@ -337,7 +337,7 @@ def export_graphviz(
     decimals: int = 2,
     rounded: bool = True,
 ) -> str:
-    """The tree in Graphviz's DOT language.
+    """Write the tree in Graphviz's DOT language.
 
     Each node shows its split (the condition of its left, "yes" edge), impurity, samples,
     class fractions and prediction. Render with ``dot -Tsvg tree.dot > tree.svg``, or
@@ -400,7 +400,7 @@ def _dot_attributes(attrs: dict[str, str]) -> str:
 
 
 def _dot_escape(text: str) -> str:
-    """A DOT quoted string: backslashes and quotes escaped, newlines as centred breaks."""
+    """Quote for DOT: backslashes and quotes escaped, newlines as centred line breaks."""
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
@@ -434,7 +434,7 @@ def export_mermaid(
     max_depth: int | None = None,
     decimals: int = 2,
 ) -> str:
-    """The tree as a Mermaid ``flowchart TD`` (renders in GitHub, GitLab, Jupyter Markdown).
+    """Write the tree as a Mermaid ``flowchart TD`` (GitHub, GitLab, Jupyter Markdown).
 
     One Mermaid node per tree node (``n0`` is the root), its split, impurity, samples and
     prediction on separate lines, filled like :func:`export_graphviz`; edges are labelled
@@ -494,7 +494,7 @@ def to_dict(
     feature_names: Sequence[Any] | None = None,
     class_names: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
-    """The tree as nested dicts of plain Python values, ready for :func:`json.dumps`.
+    """Return the tree as nested dicts of plain Python values, ready for :func:`json.dumps`.
 
     Parameters
     ----------

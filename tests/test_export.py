@@ -1,10 +1,12 @@
 """``dtjit.export``: rules (text, records, DataFrame), text, Graphviz, Mermaid and JSON.
 
-The first part checks ``export_rules`` through its text. The rules are parsed back from their text (format ``IF a <= 1.23 AND b > 4.56 THEN class = X
-(support N, confidence C)``, or ``THEN value = V (support N)``). They are checked in two
-ways. (1) Their printed thresholds, at ``decimals=12``, match the tree's float64
-thresholds. (2) Evaluated on the data, they are mutually exclusive and exhaustive, and
-each rule agrees with the tree (same rows as its leaf, same class or value, same support).
+The first part checks ``export_rules`` through its text. The rules are parsed back from
+their text (format ``IF a <= 1.23 AND b > 4.56 THEN class = X (support N, confidence C)``,
+or ``THEN value = V (support N)``). They are checked in two ways. (1) Their printed
+thresholds, at ``decimals=12``, match the tree's float64 thresholds. (2) Evaluated on the
+data, they are mutually exclusive and exhaustive, and each rule agrees with the tree (same
+rows as its leaf, same class or value, same support). The second part evaluates the rule
+records' conditions directly and checks the other exports against the tree's arrays.
 """
 
 from __future__ import annotations

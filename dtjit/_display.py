@@ -43,7 +43,7 @@ def display_depth(view: TreeView, max_nodes: int = MAX_DRAWN_NODES) -> int | Non
 
 
 def tree_svg(view: TreeView, max_depth: int | None) -> str:
-    """An inline ``<svg>`` of the tree down to ``max_depth``, coloured by class or value."""
+    """Draw an inline ``<svg>`` of the tree down to ``max_depth``, coloured by class or value."""
     layout = tree_layout(view, max_depth)
     labels = {node: _box_lines(view, layout, node) for node in layout.nodes}
     widest = max(len(line) for lines in labels.values() for line in lines)
@@ -100,9 +100,8 @@ def tree_svg(view: TreeView, max_depth: int | None) -> str:
 def _box_lines(view: TreeView, layout: Layout, node: int) -> list[str]:
     if node in layout.cut:
         return ["..."]
-    lines = [line for line in view.node_lines(node, DECIMALS) if not line.startswith(("value = [",))]
     # Only the split, the sample count and the prediction: the hover text has the rest.
-    lines = [line for line in lines if not line.startswith(f"{view.criterion or 'impurity'} = ")]
+    lines = view.node_lines(node, DECIMALS, impurity=False, fractions=False)
     return [_clip(line) for line in lines]
 
 
@@ -111,7 +110,7 @@ def _clip(line: str) -> str:
 
 
 def tree_html(view: TreeView, max_nodes: int = MAX_DRAWN_NODES) -> str:
-    """A captioned drawing of the tree (its top levels when it has more than ``max_nodes``)."""
+    """Return a captioned drawing of the tree (its top levels beyond ``max_nodes`` nodes)."""
     max_depth = display_depth(view, max_nodes)
     caption = (
         f"{escape(view.estimator_name)}: {view.node_count} nodes, {view.n_leaves} leaves, "

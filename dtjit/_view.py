@@ -214,15 +214,21 @@ class TreeView:
         """Weighted fraction of the majority class (classifiers)."""
         return float(self.values(node).max())
 
-    def node_lines(self, node: int, decimals: int, *, condition: bool = True) -> list[str]:
-        """Return the lines a drawn node shows: split, impurity, samples, value and class."""
+    def node_lines(
+        self, node: int, decimals: int, *, impurity: bool = True, fractions: bool = True
+    ) -> list[str]:
+        """Return the lines a drawn node shows: split, impurity, samples, fractions, prediction.
+
+        ``impurity`` and ``fractions`` (the class fractions of a classifier node) can be left
+        out of compact drawings.
+        """
         lines = []
-        if condition and not self.is_leaf(node):
+        if not self.is_leaf(node):
             lines.append(edge_condition(self, node, left=True).text(decimals))
-        impurity_name = self.criterion or "impurity"
-        lines.append(f"{impurity_name} = {self.impurity(node):.{decimals}f}")
+        if impurity:
+            lines.append(f"{self.criterion or 'impurity'} = {self.impurity(node):.{decimals}f}")
         lines.append(f"samples = {self.samples(node)}")
-        if self.is_classifier:
+        if fractions and self.is_classifier:
             lines.append("value = " + format_numbers(self.values(node), decimals))
         lines.append(self.prediction_text(node, decimals))
         return lines

@@ -471,20 +471,14 @@ def export_mermaid(
         if max_depth is not None and depth > max_depth:
             out.append(f'    n{node}["..."]')
         else:
-            label = "<br/>".join(
-                _mermaid_escape(line) for line in _compact_lines(view, node, decimals)
-            )
+            lines = view.node_lines(node, decimals, fractions=False)
+            label = "<br/>".join(_mermaid_escape(line) for line in lines)
             out.append(f'    n{node}["{label}"]')
             styles.append(f"    style n{node} fill:{view.color(node)}")
         if depth > 0:
             parent = int(view.parent[node])
             out.append(f"    n{parent} -->|{_edge_word(view, parent, node)}| n{node}")
     return "\n".join(out + styles) + "\n"
-
-
-def _compact_lines(view: TreeView, node: int, decimals: int) -> list[str]:
-    """Split (if any), impurity, samples and prediction: the class fractions left out."""
-    return [line for line in view.node_lines(node, decimals) if not line.startswith("value = [")]
 
 
 # ----------------------------------------------------------------------------------- JSON

@@ -93,7 +93,8 @@ def plot_tree(
         if node in layout.cut:
             label, color = "...", _CUT_COLOR
         else:
-            label = "\n".join(_plot_lines(view, node, decimals))
+            # No class fractions: the colour shows them.
+            label = "\n".join(view.node_lines(node, decimals, fractions=False))
             color = view.color(node)
         boxes[node] = ax.text(
             layout.x[node],
@@ -131,11 +132,6 @@ def plot_tree(
     return ax
 
 
-def _plot_lines(view: Any, node: int, decimals: int) -> list[str]:
-    # The class fractions are left out: the colour already shows them.
-    return [line for line in view.node_lines(node, decimals) if not line.startswith("value = [")]
-
-
 def _shrink_to_fit(ax: Any, layout: Any, boxes: dict[int, Any]) -> None:
     """Scale every box's font down until neighbours on a level and across levels are apart."""
     fig = ax.figure
@@ -155,7 +151,7 @@ def _shrink_to_fit(ax: Any, layout: Any, boxes: dict[int, Any]) -> None:
 
 def _fit_scale(ax: Any, layout: Any, boxes: dict[int, Any], renderer: Any) -> float:
     """Largest factor <= 1 by which all boxes may grow (or must shrink) to fit their room."""
-    extents = {node: box.get_bbox_patch().get_window_extent(renderer) for node, box in boxes.items()}
+    extents = {n: box.get_bbox_patch().get_window_extent(renderer) for n, box in boxes.items()}
     to_pixels = ax.transData.transform
     slot_px = abs(to_pixels((1.0, 0.0))[0] - to_pixels((0.0, 0.0))[0])
     level_px = abs(to_pixels((0.0, 1.0))[1] - to_pixels((0.0, 0.0))[1])
@@ -272,7 +268,9 @@ def plot_split_scan(scan: Any, *, feature_name: str | None = None, fig: Any = No
     hist_ax, ratio_ax, entropy_ax, gain_ax = axes
     classes = np.unique(y)
     bins = np.histogram_bin_edges(x, bins="auto") if x.size else 10
-    hist_ax.hist([x[y == c] for c in classes], bins=bins, stacked=True, label=[str(c) for c in classes])
+    hist_ax.hist(
+        [x[y == c] for c in classes], bins=bins, stacked=True, label=[str(c) for c in classes]
+    )
     hist_ax.set_ylabel("samples")
     hist_ax.set_title(f"distribution of {name} by class")
     hist_ax.legend(title="class", fontsize="small")

@@ -18,6 +18,11 @@ from ._view import check_decimals, check_max_depth, resolve_view
 # Room between two boxes of one level, and between levels, as a fraction of what is free.
 _GAP = 0.08
 _MAX_FIT_ROUNDS = 6
+# Smallest automatic font size: below it the drawing is unreadable anyway, and rasterising
+# text smaller than a pixel fails in FreeType (1.5 pt is a pixel at 48 dpi). Trees of more
+# than ~400 nodes then overlap in the default 40-inch-wide figure: draw them with max_depth
+# or on a larger Axes.
+_MIN_FONTSIZE = 1.5
 _CUT_COLOR = "#d9d9d9"
 
 
@@ -61,8 +66,8 @@ def plot_tree(
     ax : matplotlib Axes, default=None
         Where to draw; a new figure sized to the tree when None.
     fontsize : float, default=None
-        Text size in points; by default the largest size (up to 10) at which no boxes
-        overlap.
+        Text size in points; by default the largest size (up to 10, at least 1.5) at which
+        no boxes overlap. That holds for trees up to about 400 nodes in the default figure.
     filled : bool, default=True
         Colour boxes by majority class (lighter when less pure) or by value (regression),
         as :func:`dtjit.export_graphviz` does.
@@ -139,9 +144,9 @@ def _shrink_to_fit(ax: Any, layout: Any, boxes: dict[int, Any]) -> None:
         fig.draw_without_rendering()  # box patches get their size only when drawn
         renderer = fig.canvas.get_renderer()
         scale = _fit_scale(ax, layout, boxes, renderer)
-        if scale >= 1.0:
+        if scale >= 1.0 or boxes[layout.nodes[0]].get_fontsize() <= _MIN_FONTSIZE:
             return
-        size = boxes[layout.nodes[0]].get_fontsize() * scale * 0.97
+        size = max(boxes[layout.nodes[0]].get_fontsize() * scale * 0.97, _MIN_FONTSIZE)
         for text in boxes.values():
             text.set_fontsize(size)
         for text in ax.texts:  # the yes/no labels follow, a little smaller

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import sklearn
+from _assertions import count_overlaps
 from conftest import sample_rows
 
 import dtjit
@@ -28,16 +29,8 @@ def rectangles(svg):
 
 
 def assert_no_overlap(rects):
-    x0, y0 = rects[:, 0], rects[:, 1]
-    x1, y1 = x0 + rects[:, 2], y0 + rects[:, 3]
-    overlap = (
-        (x0[:, None] < x1[None, :])
-        & (x0[None, :] < x1[:, None])
-        & (y0[:, None] < y1[None, :])
-        & (y0[None, :] < y1[:, None])
-    )
-    np.fill_diagonal(overlap, False)
-    assert not overlap.any()
+    x0, y0, width, height = rects.T
+    assert count_overlaps(x0, y0, x0 + width, y0 + height) == 0
 
 
 def test_fitted_classifier_shows_its_tree(iris_data):

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from _assertions import count_overlaps as count_box_overlaps
 from conftest import sample_rows
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 
@@ -56,15 +57,7 @@ def node_boxes(ax):
 
 
 def count_overlaps(extents):
-    x0, y0, x1, y1 = extents.T
-    overlap = (
-        (x0[:, None] < x1[None, :])
-        & (x0[None, :] < x1[:, None])
-        & (y0[:, None] < y1[None, :])
-        & (y0[None, :] < y1[:, None])
-    )
-    np.fill_diagonal(overlap, False)
-    return int(overlap.sum() // 2)
+    return count_box_overlaps(*extents.T)
 
 
 @pytest.fixture(scope="module")

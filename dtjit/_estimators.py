@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _blocks, _builder, _predict, _splitter
+from . import _blocks, _builder, _display, _predict, _splitter
 from ._jit import (
     CRITERION_CODES,
     PARALLEL_MIN_WORK,
@@ -374,6 +374,10 @@ class BaseDecisionTree(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+    def _html_repr(self) -> str:
+        # scikit-learn's Jupyter hook (_repr_html_ and _repr_mimebundle_ both call it).
+        return _display.estimator_html(self)
 
 
 def _raise_for_unroutable(found: int) -> None:

@@ -251,6 +251,13 @@ class Tree:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)
 
+    def _repr_html_(self) -> str:
+        """Draw the tree in Jupyter (its top levels when it is large)."""
+        from ._display import tree_html  # the display code is not needed to predict
+        from ._view import resolve_view
+
+        return tree_html(resolve_view(self))
+
     def __repr__(self) -> str:
         return (
             f"Tree(node_count={self.node_count}, max_depth={self.max_depth}, "

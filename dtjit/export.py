@@ -1,47 +1,287 @@
-"""Human-facing views of a fitted tree: if-then rules and indented text."""
+"""Human-facing views of a fitted tree: text, if-then rules, Graphviz, Mermaid and JSON.
+
+Every function takes a fitted :class:`~dtjit.DecisionTreeClassifier` or
+:class:`~dtjit.DecisionTreeRegressor` (a bare :class:`~dtjit.Tree` works too), reads only the
+tree's flat arrays, and words every split through one function
+(:func:`dtjit._view.edge_condition`).
+
+Names: ``feature_names`` default to the estimator's ``feature_names_in_`` (set when it was
+fitted on a DataFrame), else ``x0, x1, ...``; ``class_names`` default to ``classes_``.
+
+Examples
+--------
+>>> from sklearn.datasets import load_iris
+>>> import dtjit
+>>> iris = load_iris(as_frame=True)
+>>> clf = dtjit.DecisionTreeClassifier(max_depth=2).fit(iris.data, iris.target)
+>>> names = list(iris.target_names)
+>>> print(dtjit.export_text(clf, class_names=names))
+|--- petal length (cm) <= 2.45
+|   |--- class: setosa
+|--- petal length (cm) >  2.45
+|   |--- petal width (cm) <= 1.75
+|   |   |--- class: versicolor
+|   |--- petal width (cm) >  1.75
+|   |   |--- class: virginica
+<BLANKLINE>
+>>> dtjit.export_rules(clf, class_names=names)[0]
+'IF petal length (cm) <= 2.45 THEN class = setosa (support 50, confidence 1.00)'
+>>> print(dtjit.export_mermaid(clf, class_names=names).splitlines()[0])
+flowchart TD
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-from sklearn.utils.validation import check_is_fitted
+from ._view import (
+    Condition,
+    TreeView,
+    check_decimals,
+    check_max_depth,
+    edge_condition,
+    format_numbers,
+    resolve_view,
+)
 
-from ._jit import TREE_LEAF
-
-
-def _names(model: Any, feature_names: Sequence[str] | None) -> list[str]:
-    n_features = model.tree_.n_features
-    if feature_names is None:
-        if hasattr(model, "feature_names_in_"):
-            return [str(n) for n in model.feature_names_in_]
-        return [f"x{f}" for f in range(n_features)]
-    names = [str(n) for n in feature_names]
-    if len(names) != n_features:
-        raise ValueError(f"feature_names has {len(names)} names, the tree has {n_features}.")
-    return names
+SORT_KEYS = (None, "support", "confidence")
+DICT_FORMAT = "dtjit.tree"
+DICT_FORMAT_VERSION = 1
 
 
-def _conclusion(model: Any, node: int, class_names: Sequence[str] | None, decimals: int) -> str:
-    tree = model.tree_
-    support = int(tree.n_node_samples[node])
-    value = tree.value[node, 0]
-    if hasattr(model, "classes_"):
-        labels = model.classes_ if class_names is None else class_names
-        best = int(np.argmax(value))
-        return (
-            f"THEN class = {labels[best]} "
-            f"(support {support}, confidence {value[best]:.{decimals}f})"
-        )
-    return f"THEN value = {value[0]:.{decimals}f} (support {support})"
+# ------------------------------------------------------------------------------------ text
+def export_text(
+    model: Any,
+    *,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | None = None,
+    max_depth: int = 10,
+    decimals: int = 2,
+    show_weights: bool = False,
+) -> str:
+    """Write the tree as indented text, in the layout of :func:`sklearn.tree.export_text`.
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
+        The tree.
+    feature_names : sequence of str, default=None
+        Feature names; defaults to ``feature_names_in_``, else ``x0, x1, ...``.
+    class_names : sequence of str, default=None
+        Class names; defaults to ``classes_``.
+    max_depth : int, default=10
+        Deepest split printed; a deeper subtree is printed as ``truncated branch of depth
+        k`` (or as its leaf when it is a single leaf).
+    decimals : int, default=2
+        Digits after the decimal point of thresholds, weights and values.
+    show_weights : bool, default=False
+        Print each leaf's weighted class counts (classifiers).
+
+    Returns
+    -------
+    str
+        One line per edge and per leaf, each ending in a newline.
+
+    Notes
+    -----
+    With the same ``feature_names`` and ``class_names`` the output equals scikit-learn's.
+    The only differences are the defaults: scikit-learn names unnamed features
+    ``feature_0, ...`` and ignores ``feature_names_in_``.
+    """
+    view = resolve_view(model, feature_names, class_names)
+    max_depth = check_max_depth(max_depth, allow_none=False)
+    decimals = check_decimals(decimals)
+    lines: list[str] = []
+    # A stack of pending lines and nodes keeps the output in preorder without recursion.
+    stack: list[tuple[int, int] | str] = [(0, 0)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            lines.append(item)
+            continue
+        node, depth = item
+        indent = ("|" + " " * 3) * depth + "|" + "-" * 3
+        if depth > max_depth and not view.is_leaf(node):
+            lines.append(f"{indent} truncated branch of depth {view.subtree_depth(node)}")
+        elif view.is_leaf(node):
+            lines.append(indent + _text_leaf(view, node, decimals, show_weights))
+        else:
+            left, right = view.children(node)
+            stack.append((right, depth + 1))
+            stack.append(f"{indent} {_edge_text(view, node, False, decimals)}")
+            stack.append((left, depth + 1))
+            lines.append(f"{indent} {_edge_text(view, node, True, decimals)}")
+    return "\n".join(lines) + "\n"
+
+
+def _edge_text(view: TreeView, node: int, left: bool, decimals: int) -> str:
+    return edge_condition(view, node, left=left).text(decimals, align=True)
+
+
+def _text_leaf(view: TreeView, node: int, decimals: int, show_weights: bool) -> str:
+    if not view.is_classifier:
+        return " value: " + format_numbers(view.values(node), decimals)
+    assert view.class_names is not None
+    label = f" class: {view.class_names[view.majority(node)]}"
+    if show_weights:
+        counts = view.values(node) * view.weighted_samples(node)
+        return " weights: " + format_numbers(counts, decimals) + label
+    return label
+
+
+# ----------------------------------------------------------------------------------- rules
+def _leaf_conditions(view: TreeView) -> list[tuple[int, list[Condition]]]:
+    """(leaf, conditions) for every leaf in id order, tightest bounds only.
+
+    Along a path a feature may be tested several times; ``x <= 3`` and ``x <= 5`` read as
+    ``x <= 3``. Two conditions merge when they have the same feature and direction; a
+    missing value then satisfies the merged one only if it satisfied both.
+    """
+    paths: dict[int, dict[tuple[int, str], Condition]] = {0: {}}
+    out = []
+    for node in range(view.node_count):  # parents come before children
+        path = paths.pop(node)
+        if view.is_leaf(node):
+            conditions = sorted(path.values(), key=lambda c: (c.feature, c.op != ">"))
+            out.append((node, conditions))
+            continue
+        for child, is_left in zip(view.children(node), (True, False), strict=True):
+            cond = edge_condition(view, node, left=is_left)
+            key = (cond.feature, cond.op)
+            if key in path:
+                cond = _tighter(path[key], cond)
+            paths[child] = {**path, key: cond}
+    return out
+
+
+def _tighter(a: Condition, b: Condition) -> Condition:
+    if a.op == "<=":
+        threshold = min(a.threshold, b.threshold)
+    else:
+        threshold = max(a.threshold, b.threshold)
+    return Condition(a.feature, a.name, a.op, threshold, a.missing and b.missing)
+
+
+def _records(view: TreeView, decimals: int, sort_by: str | None) -> list[dict[str, Any]]:
+    if sort_by not in SORT_KEYS:
+        raise ValueError(f"sort_by must be None, 'support' or 'confidence', got {sort_by!r}.")
+    if sort_by == "confidence" and not view.is_classifier:
+        raise ValueError("sort_by='confidence' needs a classifier; a regression rule has none.")
+    records = []
+    for leaf, conditions in _leaf_conditions(view):
+        record: dict[str, Any] = {
+            "leaf": leaf,
+            "conditions": [c.to_record() for c in conditions],
+            "rule": " AND ".join(c.text(decimals) for c in conditions) or "TRUE",
+            "prediction": view.prediction(leaf),
+        }
+        if view.is_classifier:
+            assert view.class_names is not None
+            record["class_name"] = view.class_names[view.majority(leaf)]
+            record["confidence"] = view.confidence(leaf)
+        record["support"] = view.samples(leaf)
+        record["weight"] = view.weighted_samples(leaf)
+        records.append(record)
+    if sort_by is not None:
+        records.sort(key=lambda r: -r[sort_by])  # stable: ties keep leaf order
+    return records
+
+
+def rule_records(
+    model: Any,
+    *,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | None = None,
+    decimals: int = 2,
+    sort_by: str | None = None,
+) -> list[dict[str, Any]]:
+    """One record (a dict of plain Python values) per leaf: the rule that leads to it.
+
+    The rules are mutually exclusive and exhaustive: every sample satisfies the conditions
+    of exactly one record, and the tree predicts that record's ``prediction`` for it.
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
+        The tree.
+    feature_names, class_names : sequence of str, default=None
+        Display names (see the module docstring).
+    decimals : int, default=2
+        Digits after the decimal point in the ``rule`` text (the conditions keep the exact
+        thresholds).
+    sort_by : {None, "support", "confidence"}, default=None
+        ``None`` keeps leaf id order (breadth-first); otherwise largest first.
+
+    Returns
+    -------
+    list of dict
+        Keys: ``leaf`` (node id); ``conditions``, a list of ``{"feature": int, "name": str,
+        "op": "<=" or ">", "threshold": float, "missing": bool}`` (all must hold;
+        ``missing`` says whether a missing value satisfies the condition); ``rule``, the
+        conditions as text (``"TRUE"`` for a single-leaf tree); ``prediction`` (the class
+        label or the mean value); for classifiers ``class_name`` and ``confidence`` (the
+        weighted fraction of the predicted class); ``support`` (training rows) and
+        ``weight`` (their total sample weight).
+    """
+    view = resolve_view(model, feature_names, class_names)
+    return _records(view, check_decimals(decimals), sort_by)
+
+
+def rules_frame(
+    model: Any,
+    *,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | None = None,
+    decimals: int = 2,
+    sort_by: str | None = None,
+) -> Any:
+    """Return the rules of :func:`rule_records` as a pandas DataFrame, one row per leaf.
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
+        The tree.
+    feature_names, class_names : sequence of str, default=None
+        Display names (see the module docstring).
+    decimals : int, default=2
+        Digits after the decimal point in the ``rule`` column.
+    sort_by : {None, "support", "confidence"}, default=None
+        ``None`` keeps leaf id order; otherwise largest first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``leaf``, ``rule``, then ``class`` and ``confidence`` (classifiers) or
+        ``value`` (regressors), then ``support`` and ``weight``.
+
+    Raises
+    ------
+    ImportError
+        If pandas is not installed.
+    """
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pandas is optional: only this function needs it
+        raise ImportError("rules_frame needs pandas: pip install pandas") from exc
+    view = resolve_view(model, feature_names, class_names)
+    records = _records(view, check_decimals(decimals), sort_by)
+    if view.is_classifier:
+        columns = {"class_name": "class", "confidence": "confidence"}
+    else:
+        columns = {"prediction": "value"}
+    frame = pd.DataFrame.from_records(
+        records, columns=["leaf", "rule", *columns, "support", "weight"]
+    )
+    return frame.rename(columns=columns)
 
 
 def export_rules(
     model: Any,
     *,
-    feature_names: Sequence[str] | None = None,
-    class_names: Sequence[str] | None = None,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | None = None,
     decimals: int = 2,
     sort_by: str | None = None,
 ) -> list[str]:
@@ -49,12 +289,13 @@ def export_rules(
 
     The rules are mutually exclusive and exhaustive: every sample satisfies exactly one. On
     each feature only the tightest bounds of the path are kept (``x <= 3`` and ``x <= 5``
-    read as ``x <= 3``).
+    read as ``x <= 3``). :func:`rule_records` and :func:`rules_frame` give the same rules
+    as data.
 
     Parameters
     ----------
-    model : fitted DecisionTreeClassifier or DecisionTreeRegressor
-        The estimator.
+    model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
+        The tree.
     feature_names : sequence of str, default=None
         Names of the features; defaults to ``feature_names_in_`` or ``x0, x1, ...``.
     class_names : sequence of str, default=None
@@ -68,38 +309,268 @@ def export_rules(
     -------
     list of str
         Rules such as ``IF petal width (cm) <= 0.80 THEN class = 0 (support 50,
-        confidence 1.00)``.
+        confidence 1.00)``, or ``IF ... THEN value = 1.23 (support 12)`` for regressors.
     """
-    check_is_fitted(model, "tree_")
-    if sort_by not in (None, "support", "confidence"):
-        raise ValueError(f"sort_by must be None, 'support' or 'confidence', got {sort_by!r}.")
-    tree = model.tree_
-    names = _names(model, feature_names)
-    # bounds[node] = {feature: [lower (exclusive), upper (inclusive)]} along the root path.
-    bounds: list[dict[int, list[float]]] = [dict() for _ in range(tree.node_count)]
+    view = resolve_view(model, feature_names, class_names)
+    decimals = check_decimals(decimals)
     rules = []
-    for node in range(tree.node_count):  # breadth-first: parents come before children
-        if tree.left[node] == TREE_LEAF:
-            parts = []
-            for f in sorted(bounds[node]):
-                low, high = bounds[node][f]
-                if low > -np.inf:
-                    parts.append(f"{names[f]} > {low:.{decimals}f}")
-                if high < np.inf:
-                    parts.append(f"{names[f]} <= {high:.{decimals}f}")
-            condition = " AND ".join(parts) if parts else "TRUE"
-            value = tree.value[node, 0]
-            key = (tree.n_node_samples[node], float(value.max()))
-            rules.append((key, f"IF {condition} {_conclusion(model, node, class_names, decimals)}"))
-            continue
-        f, t = int(tree.feature[node]), float(tree.threshold[node])
-        for child, is_left in ((tree.left[node], True), (tree.right[node], False)):
-            b = {k: list(v) for k, v in bounds[node].items()}
-            low, high = b.get(f, [-np.inf, np.inf])
-            b[f] = [low, min(high, t)] if is_left else [max(low, t), high]
-            bounds[child] = b
-    if sort_by == "support":
-        rules.sort(key=lambda r: -r[0][0])
-    elif sort_by == "confidence":
-        rules.sort(key=lambda r: -r[0][1])
-    return [text for _, text in rules]
+    for r in _records(view, decimals, sort_by):
+        if view.is_classifier:
+            then = (
+                f"class = {r['class_name']} "
+                f"(support {r['support']}, confidence {r['confidence']:.{decimals}f})"
+            )
+        else:
+            then = f"value = {r['prediction']:.{decimals}f} (support {r['support']})"
+        rules.append(f"IF {r['rule']} THEN {then}")
+    return rules
+
+
+# ------------------------------------------------------------------------------- graphviz
+def export_graphviz(
+    model: Any,
+    *,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | None = None,
+    filled: bool = True,
+    max_depth: int | None = None,
+    decimals: int = 2,
+    rounded: bool = True,
+) -> str:
+    """Write the tree in Graphviz's DOT language.
+
+    Each node shows its split (the condition of its left, "yes" edge), impurity, samples,
+    class fractions and prediction. Render with ``dot -Tsvg tree.dot > tree.svg``, or
+    with the ``graphviz`` Python package.
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
+        The tree.
+    feature_names, class_names : sequence of str, default=None
+        Display names (see the module docstring).
+    filled : bool, default=True
+        Fill nodes with their majority class's colour, lighter when the node is less pure
+        (a fixed palette), or for regression a shade that deepens with the node's mean.
+    max_depth : int, default=None
+        Deepest level drawn; each deeper subtree is drawn as one grey ``(...)`` node.
+    decimals : int, default=2
+        Digits after the decimal point.
+    rounded : bool, default=True
+        Rounded node corners.
+
+    Returns
+    -------
+    str
+        DOT source of a ``digraph`` named ``Tree``; node ``k`` is tree node ``k``.
+    """
+    view = resolve_view(model, feature_names, class_names)
+    max_depth = check_max_depth(max_depth, allow_none=True)
+    decimals = check_decimals(decimals)
+    style = ", ".join(s for s, on in (("filled", filled), ("rounded", rounded)) if on)
+    out = [
+        "digraph Tree {",
+        f'node [shape=box, style="{style}", color="black", fontname="helvetica"] ;'
+        if style
+        else 'node [shape=box, color="black", fontname="helvetica"] ;',
+        'edge [fontname="helvetica"] ;',
+    ]
+    for node, depth in view.preorder(max_depth):
+        if max_depth is not None and depth > max_depth:
+            attrs = {"label": "(...)", "fillcolor": "#c0c0c0"} if filled else {"label": "(...)"}
+        else:
+            attrs = {"label": "\n".join(view.node_lines(node, decimals))}
+            if filled:
+                attrs["fillcolor"] = view.color(node)
+        out.append(f"{node} [{_dot_attributes(attrs)}] ;")
+        if depth > 0:
+            parent = int(view.parent[node])
+            out.append(f'{parent} -> {node} [label="{_edge_word(view, parent, node)}"] ;')
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _edge_word(view: TreeView, parent: int, child: int) -> str:
+    """Graph edges say whether the parent's condition holds: "yes" left, "no" right."""
+    return "yes" if view.children(parent)[0] == child else "no"
+
+
+def _dot_attributes(attrs: dict[str, str]) -> str:
+    return ", ".join(f'{key}="{_dot_escape(value)}"' for key, value in attrs.items())
+
+
+def _dot_escape(text: str) -> str:
+    """Quote for DOT: backslashes and quotes escaped, newlines as centred line breaks."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+# -------------------------------------------------------------------------------- mermaid
+# Mermaid entity codes for the characters that would end a quoted label or be read as markup
+# (``#`` first, since every code starts with it).
+_MERMAID_ENTITIES = {
+    "#": "#35;",
+    '"': "#quot;",
+    "<": "#lt;",
+    ">": "#gt;",
+    "[": "#91;",
+    "]": "#93;",
+    "{": "#123;",
+    "}": "#125;",
+    "|": "#124;",
+    "`": "#96;",
+    "&": "#amp;",
+}
+
+
+def _mermaid_escape(text: str) -> str:
+    return "".join(_MERMAID_ENTITIES.get(ch, ch) for ch in text)
+
+
+def export_mermaid(
+    model: Any,
+    *,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | None = None,
+    max_depth: int | None = None,
+    decimals: int = 2,
+) -> str:
+    """Write the tree as a Mermaid ``flowchart TD`` (GitHub, GitLab, Jupyter Markdown).
+
+    One Mermaid node per tree node (``n0`` is the root), its split, impurity, samples and
+    prediction on separate lines, filled like :func:`export_graphviz`; edges are labelled
+    ``yes`` (the node's condition holds: left child) and ``no``. Names are escaped with
+    Mermaid's entity codes, so quotes, brackets, ``<`` and ``>`` are shown as written.
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
+        The tree.
+    feature_names, class_names : sequence of str, default=None
+        Display names (see the module docstring).
+    max_depth : int, default=None
+        Deepest level drawn; each deeper subtree is drawn as one ``...`` node.
+    decimals : int, default=2
+        Digits after the decimal point.
+
+    Returns
+    -------
+    str
+        Mermaid source.
+
+    Notes
+    -----
+    Mermaid refuses diagrams beyond its ``maxTextSize`` (50,000 characters by default),
+    roughly 400 nodes here: use ``max_depth`` for large trees.
+    """
+    view = resolve_view(model, feature_names, class_names)
+    max_depth = check_max_depth(max_depth, allow_none=True)
+    decimals = check_decimals(decimals)
+    out = ["flowchart TD"]
+    styles = []
+    for node, depth in view.preorder(max_depth):
+        if max_depth is not None and depth > max_depth:
+            out.append(f'    n{node}["..."]')
+        else:
+            lines = view.node_lines(node, decimals, fractions=False)
+            label = "<br/>".join(_mermaid_escape(line) for line in lines)
+            out.append(f'    n{node}["{label}"]')
+            styles.append(f"    style n{node} fill:{view.color(node)}")
+        if depth > 0:
+            parent = int(view.parent[node])
+            out.append(f"    n{parent} -->|{_edge_word(view, parent, node)}| n{node}")
+    return "\n".join(out + styles) + "\n"
+
+
+# ----------------------------------------------------------------------------------- JSON
+def to_dict(
+    model: Any,
+    *,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | None = None,
+) -> dict[str, Any]:
+    """Return the tree as nested dicts of plain Python values, ready for :func:`json.dumps`.
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
+        The tree.
+    feature_names, class_names : sequence of str, default=None
+        Display names (see the module docstring).
+
+    Returns
+    -------
+    dict
+        Metadata: ``format`` (``"dtjit.tree"``), ``format_version``, ``estimator``,
+        ``task`` (``"classification"`` or ``"regression"``), ``criterion``,
+        ``n_features``, ``feature_names``, ``classes`` and ``class_names`` (None for
+        regression), ``node_count``, ``n_leaves``, ``max_depth``; and ``tree``, the root
+        node. Every node has ``id``, ``depth``, ``samples``, ``weighted_samples``,
+        ``impurity``, ``value`` (class fractions, or ``[mean]``) and ``prediction``; a split
+        node also has ``feature`` (column index), ``feature_name``, ``threshold`` (a sample
+        goes to the first child iff ``x[feature] <= threshold``), ``missing_go_to_left``
+        and ``children`` (``[left, right]``); a leaf has ``children == []``.
+    """
+    view = resolve_view(model, feature_names, class_names)
+    nodes: list[dict[str, Any]] = []
+    for node in range(view.node_count):  # parents before children: attach as we go
+        entry: dict[str, Any] = {
+            "id": node,
+            "depth": int(view.depth[node]),
+            "samples": view.samples(node),
+            "weighted_samples": view.weighted_samples(node),
+            "impurity": view.impurity(node),
+            "value": view.values(node).tolist(),
+            "prediction": view.prediction(node),
+        }
+        if not view.is_leaf(node):
+            cond = edge_condition(view, node, left=True)
+            entry["feature"] = cond.feature
+            entry["feature_name"] = cond.name
+            entry["threshold"] = cond.threshold
+            entry["missing_go_to_left"] = bool(view.tree.missing_go_to_left[node])
+        entry["children"] = []
+        nodes.append(entry)
+        if node > 0:
+            nodes[int(view.parent[node])]["children"].append(entry)
+    return {
+        "format": DICT_FORMAT,
+        "format_version": DICT_FORMAT_VERSION,
+        "estimator": view.estimator_name,
+        "task": "classification" if view.is_classifier else "regression",
+        "criterion": view.criterion,
+        "n_features": len(view.feature_names),
+        "feature_names": list(view.feature_names),
+        "classes": None if view.classes is None else list(view.classes),
+        "class_names": None if view.class_names is None else list(view.class_names),
+        "node_count": view.node_count,
+        "n_leaves": view.n_leaves,
+        "max_depth": view.max_depth,
+        "tree": nodes[0],
+    }
+
+
+def to_json(
+    model: Any,
+    *,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | None = None,
+    indent: int | None = None,
+) -> str:
+    """:func:`to_dict` as a JSON string.
+
+    Parameters
+    ----------
+    model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
+        The tree.
+    feature_names, class_names : sequence of str, default=None
+        Display names (see the module docstring).
+    indent : int, default=None
+        Indentation of the JSON text; None writes one line.
+
+    Returns
+    -------
+    str
+    """
+    return json.dumps(
+        to_dict(model, feature_names=feature_names, class_names=class_names), indent=indent
+    )

@@ -156,3 +156,16 @@ def assert_trees_identical(a, b):
 def check_tree_invariants(est):
     """The storage contract holds (delegates to the package's single checker)."""
     dtjit.check_tree(est.tree_)
+
+
+def count_overlaps(x0, y0, x1, y1):
+    """Number of pairs of axis-aligned boxes (corner arrays) whose interiors intersect."""
+    x0, y0, x1, y1 = (np.asarray(a, dtype=np.float64) for a in (x0, y0, x1, y1))
+    overlap = (
+        (x0[:, None] < x1[None, :])
+        & (x0[None, :] < x1[:, None])
+        & (y0[:, None] < y1[None, :])
+        & (y0[None, :] < y1[:, None])
+    )
+    np.fill_diagonal(overlap, False)
+    return int(overlap.sum() // 2)

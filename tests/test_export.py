@@ -1,15 +1,23 @@
-"""``dtjit.export_rules``: one if-then rule per leaf.
+"""``dtjit.export``: rules (text, records, DataFrame), text, Graphviz, Mermaid and JSON.
 
-The rules are parsed back from their text (format ``IF a <= 1.23 AND b > 4.56 THEN class = X
-(support N, confidence C)``, or ``THEN value = V (support N)``). They are checked in two
-ways. (1) Their printed thresholds, at ``decimals=12``, match the tree's float64
-thresholds. (2) Evaluated on the data, they are mutually exclusive and exhaustive, and
-each rule agrees with the tree (same rows as its leaf, same class or value, same support).
+The first part checks ``export_rules`` through its text. The rules are parsed back from
+their text (format ``IF a <= 1.23 AND b > 4.56 THEN class = X (support N, confidence C)``,
+or ``THEN value = V (support N)``). They are checked in two ways. (1) Their printed
+thresholds, at ``decimals=12``, match the tree's float64 thresholds. (2) Evaluated on the
+data, they are mutually exclusive and exhaustive, and each rule agrees with the tree (same
+rows as its leaf, same class or value, same support). The second part evaluates the rule
+records' conditions directly and checks the other exports against the tree's arrays.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
+import shutil
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +25,11 @@ import pytest
 from conftest import sample_rows
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from sklearn.exceptions import NotFittedError
+from sklearn.tree import DecisionTreeClassifier as SklearnClassifier
+from sklearn.tree import export_text as sklearn_export_text
 
 import dtjit
+from dtjit._view import edge_condition, resolve_view
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 DECIMALS = 12
@@ -303,3 +314,448 @@ def test_single_leaf_tree():
     assert dtjit.export_rules(est) == ["IF TRUE THEN class = a (support 5, confidence 1.00)"]
     reg = dtjit.DecisionTreeRegressor().fit(X, [2.5] * 5)
     assert dtjit.export_rules(reg) == ["IF TRUE THEN value = 2.50 (support 5)"]
+
+
+# ========================================================================================
+# Rule records, DataFrame, text, Graphviz, Mermaid and JSON exports
+# ========================================================================================
+
+
+def record_masks(records, X):
+    """Rows of X satisfying each record's conditions, evaluated from the record's fields.
+
+    The exact float64 thresholds are compared with float32 values, as the tree does; a
+    missing value satisfies a condition only when the condition says so.
+    """
+    X64 = np.asarray(X, dtype=np.float32).astype(np.float64)
+    masks = np.ones((len(records), X64.shape[0]), dtype=bool)
+    for k, record in enumerate(records):
+        for c in record["conditions"]:
+            column = X64[:, c["feature"]]
+            holds = column <= c["threshold"] if c["op"] == "<=" else column > c["threshold"]
+            masks[k] &= holds | (np.isnan(column) & c["missing"])
+    return masks
+
+
+def check_records_partition(est, X):
+    """Every row matches exactly one record, whose leaf and prediction are the tree's."""
+    records = dtjit.rule_records(est)
+    assert len(records) == est.get_n_leaves()
+    masks = record_masks(records, X)
+    np.testing.assert_array_equal(masks.sum(axis=0), 1)
+    matched = masks.argmax(axis=0)
+    leaves = np.array([r["leaf"] for r in records])
+    np.testing.assert_array_equal(leaves[matched], est.apply(X))
+    predictions = np.array([r["prediction"] for r in records], dtype=object)
+    np.testing.assert_array_equal(predictions[matched], est.predict(X).astype(object))
+    for record in records:
+        assert record["support"] == est.tree_.n_node_samples[record["leaf"]]
+        assert not any(c["missing"] for c in record["conditions"])  # fit rejects NaN
+    return records
+
+
+@pytest.fixture(scope="module")
+def play_tennis(shared_data):
+    """The 14 play-tennis days, every nominal attribute one-hot encoded as 0/1 columns."""
+    pd = pytest.importorskip("pandas")
+    table = pd.read_csv(shared_data / "weka" / "weather.nominal.csv", dtype=str)
+    X = pd.get_dummies(table.drop(columns="play"), prefix_sep="=", dtype=float)
+    return X, table["play"]
+
+
+@pytest.fixture(scope="module")
+def penguins(shared_data):
+    """Palmer penguins: the four numeric measurements of the 342 complete rows."""
+    pd = pytest.importorskip("pandas")
+    table = pd.read_csv(shared_data / "penguins.csv")
+    numeric = ["culmen_length_mm", "culmen_depth_mm", "flipper_length_mm", "body_mass_g"]
+    table = table.dropna(subset=numeric)
+    return table[numeric], table["species"]
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_records_partition_breast_cancer(breast_cancer, criterion):
+    X, y, _ = breast_cancer
+    est = dtjit.DecisionTreeClassifier(criterion=criterion).fit(X, y)
+    records = check_records_partition(est, X)
+    assert all(0.5 <= r["confidence"] <= 1.0 for r in records)
+
+
+def test_records_partition_penguins_and_unseen_points(penguins):
+    X, y = penguins
+    est = dtjit.DecisionTreeClassifier(random_state=0).fit(X, y)
+    records = check_records_partition(est, X)
+    assert {r["prediction"] for r in records} == {"Adelie", "Chinstrap", "Gentoo"}
+    rng = np.random.default_rng(0)
+    lo, hi = X.min().to_numpy(), X.max().to_numpy()
+    unseen = rng.uniform(lo - 5, hi + 5, size=(3000, X.shape[1]))
+    check_records_partition(est, type(X)(unseen, columns=X.columns))
+
+
+@pytest.mark.slow
+def test_records_partition_covtype(covtype_sample):
+    X, y, names = covtype_sample
+    est = dtjit.DecisionTreeClassifier(min_samples_leaf=5).fit(X, y)
+    assert est.get_n_leaves() > 500
+    check_records_partition(est, X)
+
+
+def test_records_partition_regression():
+    X, y = load_diabetes(return_X_y=True)
+    est = dtjit.DecisionTreeRegressor(min_samples_leaf=3).fit(X, y)
+    records = check_records_partition(est, X)
+    assert all("confidence" not in r and isinstance(r["prediction"], float) for r in records)
+
+
+def test_records_match_text_rules_and_frame(breast_cancer):
+    pd = pytest.importorskip("pandas")
+    X, y, names = breast_cancer
+    est = dtjit.DecisionTreeClassifier(max_depth=5).fit(X, y)
+    for sort_by in (None, "support", "confidence"):
+        records = dtjit.rule_records(est, feature_names=names, sort_by=sort_by)
+        texts = dtjit.export_rules(est, feature_names=names, sort_by=sort_by)
+        assert [t.split(" THEN ")[0] for t in texts] == [f"IF {r['rule']}" for r in records]
+        frame = dtjit.rules_frame(est, feature_names=names, sort_by=sort_by)
+        assert isinstance(frame, pd.DataFrame)
+        assert list(frame.columns) == ["leaf", "rule", "class", "confidence", "support", "weight"]
+        assert frame["leaf"].tolist() == [r["leaf"] for r in records]
+        assert frame["rule"].tolist() == [r["rule"] for r in records]
+        assert frame["support"].sum() == len(y)
+    json.dumps(records)  # plain Python values only
+    reg = dtjit.DecisionTreeRegressor(max_depth=3).fit(*load_diabetes(return_X_y=True))
+    assert list(dtjit.rules_frame(reg).columns) == ["leaf", "rule", "value", "support", "weight"]
+    with pytest.raises(ValueError, match="confidence"):
+        dtjit.rule_records(reg, sort_by="confidence")
+
+
+def test_rules_frame_without_pandas(breast_cancer, monkeypatch):
+    X, y, _ = breast_cancer
+    est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        dtjit.rules_frame(est)
+    assert len(dtjit.rule_records(est)) == 4  # the rest needs no pandas
+
+
+# -- export_text ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"max_depth": 3}, {"max_depth": 0}, {"decimals": 5, "show_weights": True}],
+    ids=["default", "depth3", "depth0", "weights"],
+)
+def test_export_text_equals_scikit_learn(breast_cancer, options):
+    X, y, names = breast_cancer
+    est = dtjit.DecisionTreeClassifier(class_weight={0: 2.0, 1: 1.0}).fit(X, y)
+    classes = ["malignant", "benign"]
+    ours = dtjit.export_text(est, feature_names=names, class_names=classes, **options)
+    theirs = sklearn_export_text(est, feature_names=names, class_names=classes, **options)
+    assert ours == theirs
+    if options.get("max_depth", 10) < est.get_depth():
+        assert "truncated branch of depth" in ours
+
+
+def test_export_text_regression_and_defaults():
+    data = load_diabetes(as_frame=True)
+    est = dtjit.DecisionTreeRegressor(max_depth=4).fit(data.data, data.target)
+    names = list(data.data.columns)
+    text = dtjit.export_text(est, max_depth=2)
+    assert text == sklearn_export_text(est, feature_names=names, max_depth=2)
+    assert text.splitlines()[0].startswith(f"|--- {names[est.tree_.feature[0]]} <= ")
+    # Deliberate difference: without names scikit-learn says feature_0, dtjit x0.
+    X, y = load_diabetes(return_X_y=True)
+    plain = dtjit.DecisionTreeRegressor(max_depth=2).fit(X, y)
+    assert dtjit.export_text(plain) == sklearn_export_text(plain).replace("feature_", "x")
+
+
+def test_exports_read_a_scikit_learn_tree_and_a_bare_tree(breast_cancer):
+    X, y, names = breast_cancer
+    sk = SklearnClassifier(max_depth=4, random_state=0).fit(X, y)
+    assert dtjit.export_text(sk, feature_names=names) == sklearn_export_text(
+        sk, feature_names=names
+    )
+    check_records_partition(sk, X)
+    est = dtjit.DecisionTreeClassifier(max_depth=3).fit(X, y)
+    # A bare Tree has no classes_: its classes are 0, 1, ... (here the same labels).
+    assert dtjit.export_text(est.tree_) == dtjit.export_text(est)
+    assert dtjit.export_rules(est.tree_, class_names=["m", "b"]) == dtjit.export_rules(
+        est, class_names=["m", "b"]
+    )
+
+
+# -- Graphviz ------------------------------------------------------------------------------
+def _dot_nodes_and_edges(dot_source):
+    pydot = pytest.importorskip("pydot")
+    with warnings.catch_warnings():  # pydot's parser uses pyparsing's deprecated names
+        warnings.simplefilter("ignore", DeprecationWarning)
+        graphs = pydot.graph_from_dot_data(dot_source)
+    assert graphs is not None and len(graphs) == 1, "pydot could not parse the DOT source"
+    graph = graphs[0]
+    nodes = [n for n in graph.get_nodes() if n.get_name() not in ("node", "edge", "graph")]
+    return graph, nodes, graph.get_edges()
+
+
+@pytest.mark.parametrize("max_depth", [None, 2])
+@pytest.mark.parametrize("filled", [True, False])
+def test_graphviz_parses_with_one_node_per_tree_node(breast_cancer, max_depth, filled):
+    X, y, names = breast_cancer
+    est = dtjit.DecisionTreeClassifier().fit(X, y)
+    tree = est.tree_
+    dot = dtjit.export_graphviz(est, feature_names=names, max_depth=max_depth, filled=filled)
+    graph, nodes, edges = _dot_nodes_and_edges(dot)
+    if max_depth is None:
+        expected = tree.node_count
+    else:
+        expected = int(np.count_nonzero(tree.node_depth <= max_depth + 1))
+    assert len(nodes) == expected
+    assert len(edges) == expected - 1
+    left = {(int(tree.left[p]), p) for p in range(tree.node_count) if tree.left[p] != -1}
+    for e in edges:
+        parent, child = int(e.get_source()), int(e.get_destination())
+        assert tree.left[parent] == child or tree.right[parent] == child
+        assert e.get_label().strip('"') == ("yes" if (child, parent) in left else "no")
+    labels = {int(n.get_name()): n.get_label() for n in nodes}
+    cut = {k for k, v in labels.items() if v == '"(...)"'}
+    assert cut == set(np.flatnonzero(tree.node_depth == (max_depth or 10**9) + 1))
+    root = labels[0].strip('"').split("\\n")
+    assert root[0] == f"{names[tree.feature[0]]} <= {tree.threshold[0]:.2f}"
+    assert root[2] == f"samples = {len(y)}"
+    fills = [n.get_attributes().get("fillcolor") for n in nodes]
+    assert all(fills) if filled else not any(fills)
+    if shutil.which("dot"):
+        result = subprocess.run(
+            ["dot", "-Tsvg"], input=dot, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.count('class="node"') == expected
+
+
+def test_graphviz_escapes_names_and_colours_regression():
+    X, y = load_diabetes(return_X_y=True)
+    est = dtjit.DecisionTreeRegressor(max_depth=3).fit(X, y)
+    names = [f'f"{j}\\' for j in range(X.shape[1])]  # quotes and backslashes
+    _, nodes, edges = _dot_nodes_and_edges(dtjit.export_graphviz(est, feature_names=names))
+    assert len(nodes) == est.tree_.node_count and len(edges) == est.tree_.node_count - 1
+    means = est.tree_.value[:, 0, 0]
+    fill = {int(n.get_name()): n.get_attributes()["fillcolor"].strip('"') for n in nodes}
+    # The darkest fill is the largest mean, white the smallest.
+    assert fill[int(np.argmin(means))] == "#ffffff"
+    assert fill[int(np.argmax(means))] == "#e15759"
+
+
+# -- Mermaid -------------------------------------------------------------------------------
+MERMAID_NODE = re.compile(r'^    n(\d+)\["(.*)"\]$')
+MERMAID_EDGE = re.compile(r"^    n(\d+) -->\|(yes|no)\| n(\d+)$")
+MERMAID_STYLE = re.compile(r"^    style n(\d+) fill:#[0-9a-f]{6}$")
+
+
+def parse_mermaid(source):
+    lines = source.splitlines()
+    assert lines[0] == "flowchart TD"
+    nodes, edges, styled = {}, [], set()
+    for line in lines[1:]:
+        if m := MERMAID_NODE.match(line):
+            assert int(m[1]) not in nodes, f"node defined twice: {line}"
+            nodes[int(m[1])] = m[2]
+        elif m := MERMAID_EDGE.match(line):
+            edges.append((int(m[1]), m[2], int(m[3])))
+        elif m := MERMAID_STYLE.match(line):
+            styled.add(int(m[1]))
+        else:
+            raise AssertionError(f"unexpected Mermaid line {line!r}")
+    return nodes, edges, styled
+
+
+def unescape_mermaid(label):
+    codes = {"quot": '"', "lt": "<", "gt": ">", "amp": "&"}
+    return re.sub(r"#(\w+);", lambda m: codes.get(m[1]) or chr(int(m[1])), label)
+
+
+def test_mermaid_one_node_per_tree_node(breast_cancer):
+    X, y, names = breast_cancer
+    est = dtjit.DecisionTreeClassifier(min_samples_leaf=2).fit(X, y)
+    tree = est.tree_
+    nodes, edges, styled = parse_mermaid(dtjit.export_mermaid(est, feature_names=names))
+    assert sorted(nodes) == list(range(tree.node_count)) == sorted(styled)
+    assert len(edges) == tree.node_count - 1
+    for parent, word, child in edges:
+        assert child == (tree.left[parent] if word == "yes" else tree.right[parent])
+    for node, label in nodes.items():
+        lines = [unescape_mermaid(part) for part in label.split("<br/>")]
+        assert f"samples = {tree.n_node_samples[node]}" in lines
+        if tree.left[node] != -1:
+            assert lines[0] == f"{names[tree.feature[node]]} <= {tree.threshold[node]:.2f}"
+    # With max_depth, a cut subtree is one "..." node.
+    nodes, edges, _ = parse_mermaid(dtjit.export_mermaid(est, max_depth=1))
+    assert len(nodes) == len(edges) + 1 == int(np.count_nonzero(tree.node_depth <= 2))
+    assert sum(label == "..." for label in nodes.values()) == 4
+
+
+def test_mermaid_escapes_quotes_brackets_and_angles():
+    X, y = load_iris(return_X_y=True)
+    est = dtjit.DecisionTreeClassifier(max_depth=3).fit(X, y)
+    names = ['a "quoted" name', "b [cm]", "c <x> | {y} #1 `z`", "d & (e)"]
+    classes = ['"set"osa', "<versi>", "[virg]"]
+    nodes, _, _ = parse_mermaid(dtjit.export_mermaid(est, feature_names=names, class_names=classes))
+    for label in nodes.values():
+        bare = label.replace("<br/>", "")
+        assert not set('"<>[]{}|`') & set(bare), label
+    shown = "\n".join(unescape_mermaid(p) for v in nodes.values() for p in v.split("<br/>"))
+    for name in {names[f] for f in est.tree_.feature if f >= 0}:
+        assert name in shown
+    assert any(f"class = {c}" in shown for c in classes)
+
+
+# -- JSON ----------------------------------------------------------------------------------
+def walk(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node["children"])
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor", "bare tree"])
+def test_to_dict_round_trips_and_matches_the_arrays(kind):
+    if kind == "regressor":
+        X, y = load_diabetes(return_X_y=True)
+        est = dtjit.DecisionTreeRegressor(max_depth=6).fit(X, y)
+    else:
+        data = load_iris(as_frame=True)
+        X, y = data.data, data.target.map(dict(enumerate(data.target_names)))
+        est = dtjit.DecisionTreeClassifier().fit(X, y)
+    model = est.tree_ if kind == "bare tree" else est
+    tree = est.tree_
+    d = dtjit.to_dict(model)
+    assert json.loads(dtjit.to_json(model)) == d
+    assert json.loads(dtjit.to_json(model, indent=2)) == d
+    assert d["format"] == "dtjit.tree" and d["format_version"] == 1
+    assert d["node_count"] == tree.node_count and d["n_leaves"] == tree.n_leaves
+    assert d["max_depth"] == tree.max_depth and d["n_features"] == tree.n_features
+    assert len(d["feature_names"]) == tree.n_features
+    if kind == "classifier":
+        assert d["classes"] == d["class_names"] == ["setosa", "versicolor", "virginica"]
+        assert d["criterion"] == "gini" and d["feature_names"] == list(X.columns)
+    elif kind == "bare tree":
+        assert d["classes"] == [0, 1, 2] and d["criterion"] is None
+        assert d["feature_names"] == [f"x{j}" for j in range(4)]
+    else:
+        assert d["task"] == "regression" and d["classes"] is None
+    seen = []
+    for node in walk(d["tree"]):
+        k = node["id"]
+        seen.append(k)
+        assert node["samples"] == tree.n_node_samples[k]
+        assert node["weighted_samples"] == tree.weighted_n_node_samples[k]
+        assert node["impurity"] == tree.impurity[k]
+        assert node["value"] == tree.value[k, 0].tolist()
+        assert node["depth"] == tree.node_depth[k]
+        if tree.left[k] == -1:
+            assert node["children"] == [] and "feature" not in node
+        else:
+            assert [c["id"] for c in node["children"]] == [tree.left[k], tree.right[k]]
+            assert node["feature"] == tree.feature[k]
+            assert node["feature_name"] == d["feature_names"][tree.feature[k]]
+            assert node["threshold"] == tree.threshold[k]
+            assert node["missing_go_to_left"] == bool(tree.missing_left[k])
+    assert sorted(seen) == list(range(tree.node_count))
+
+
+# -- play tennis: every export on the textbook data -------------------------------------------
+def test_play_tennis_exports(play_tennis):
+    X, y = play_tennis
+    est = dtjit.DecisionTreeClassifier(criterion="entropy").fit(X, y)
+    tree = est.tree_
+    assert est.score(X, y) == 1.0
+    text = dtjit.export_text(est)
+    assert text == sklearn_export_text(est, feature_names=list(X.columns))
+    assert text.startswith("|--- outlook=overcast <= 0.50\n")
+    assert "|--- outlook=overcast >  0.50\n|   |--- class: yes\n" in text
+    records = check_records_partition(est, X)
+    assert sum(r["support"] for r in records) == 14
+    rules = dtjit.export_rules(est, sort_by="support")
+    assert rules[0] == "IF outlook=overcast > 0.50 THEN class = yes (support 4, confidence 1.00)"
+    _, dot_nodes, dot_edges = _dot_nodes_and_edges(dtjit.export_graphviz(est))
+    assert len(dot_nodes) == tree.node_count and len(dot_edges) == tree.node_count - 1
+    nodes, edges, _ = parse_mermaid(dtjit.export_mermaid(est))
+    assert len(nodes) == tree.node_count and len(edges) == tree.node_count - 1
+    d = json.loads(dtjit.to_json(est))
+    assert d["tree"]["feature_name"] == "outlook=overcast"
+    assert d["tree"]["impurity"] == pytest.approx(0.9402859586706311)  # 9 yes, 5 no
+    assert d["class_names"] == ["no", "yes"]
+
+
+# -- missing values: the one place that words a split -------------------------------------------
+def test_missing_direction_is_worded_in_one_place(breast_cancer):
+    """Once fit learns where NaN goes, flipping TreeView.routes_missing shows it everywhere."""
+    X, y, names = breast_cancer
+    est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    view = resolve_view(est, names)
+    shown = dataclasses.replace(view, routes_missing=True)
+    goes_left = bool(est.tree_.missing_left[0])
+    left = edge_condition(shown, 0, left=True)
+    right = edge_condition(shown, 0, left=False)
+    assert (left.missing, right.missing) == (goes_left, not goes_left)
+    worded = left if goes_left else right
+    assert worded.text(2).endswith(" or missing")
+    assert not edge_condition(view, 0, left=goes_left).text(2).endswith("missing")
+
+
+# -- bad input -------------------------------------------------------------------------------
+EXPORTS = [
+    dtjit.export_text,
+    dtjit.export_rules,
+    dtjit.rule_records,
+    dtjit.rules_frame,
+    dtjit.export_graphviz,
+    dtjit.export_mermaid,
+    dtjit.to_dict,
+    dtjit.to_json,
+]
+
+
+@pytest.mark.parametrize("export", EXPORTS, ids=lambda f: f.__name__)
+def test_every_export_checks_its_input(export):
+    X, y = load_iris(return_X_y=True)
+    est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    with pytest.raises(NotFittedError):
+        export(dtjit.DecisionTreeClassifier())
+    with pytest.raises(NotFittedError):
+        export(dtjit.DecisionTreeRegressor())
+    with pytest.raises(ValueError, match="feature_names has 3 names, the tree has 4"):
+        export(est, feature_names=["a", "b", "c"])
+    with pytest.raises(ValueError, match="class_names has 2 names, the tree has 3"):
+        export(est, class_names=["a", "b"])
+    with pytest.raises(TypeError, match="feature_names must be a sequence"):
+        export(est, feature_names="abcd")
+    with pytest.raises(TypeError, match="fitted decision tree"):
+        export("not a model")
+
+
+@pytest.mark.parametrize("export", [dtjit.export_text, dtjit.export_graphviz, dtjit.export_mermaid])
+@pytest.mark.parametrize(
+    "name, bad, error",
+    [
+        ("max_depth", -1, ValueError),
+        ("max_depth", 1.5, TypeError),
+        ("max_depth", "3", TypeError),
+        ("max_depth", True, TypeError),
+        ("decimals", -1, ValueError),
+        ("decimals", 2.0, TypeError),
+        ("decimals", None, TypeError),
+    ],
+)
+def test_bad_depth_and_decimals(export, name, bad, error):
+    X, y = load_iris(return_X_y=True)
+    est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    with pytest.raises(error, match=name):
+        export(est, **{name: bad})
+
+
+def test_export_text_needs_a_depth_limit():
+    X, y = load_iris(return_X_y=True)
+    est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    with pytest.raises(TypeError, match="max_depth must be an int"):
+        dtjit.export_text(est, max_depth=None)
+    for export in (dtjit.export_rules, dtjit.rule_records):
+        with pytest.raises(ValueError, match="decimals"):
+            export(est, decimals=-2)

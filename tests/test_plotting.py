@@ -1,0 +1,280 @@
+"""``dtjit.plotting``: figures render headless (Agg), are not blank, and boxes do not overlap."""
+
+from __future__ import annotations
+
+import io
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from _assertions import count_overlaps as count_box_overlaps
+from conftest import sample_rows
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+
+import dtjit
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.image  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+
+from dtjit import plotting  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def render(fig, dpi=50):
+    """The figure as a PNG, read back as an RGBA array."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    buffer.seek(0)
+    image = matplotlib.image.imread(buffer, format="png")
+    assert image.shape[2] == 4  # RGBA
+    return image
+
+
+def assert_not_blank(image, min_pixels=100):
+    height, width = image.shape[:2]
+    assert height >= min_pixels and width >= min_pixels, image.shape
+    rgba = np.ascontiguousarray(np.round(image * 255).astype(np.uint8))
+    colours = np.unique(rgba.view(np.uint32))  # one 32-bit number per RGBA pixel
+    assert len(colours) > 2, f"only {len(colours)} colours: a blank image"
+
+
+def node_boxes(ax):
+    """Window extents of the node boxes (texts with a frame), as arrays x0, y0, x1, y1."""
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [t for t in ax.texts if t.get_bbox_patch() is not None]
+    extents = np.array([b.get_bbox_patch().get_window_extent(renderer).extents for b in boxes])
+    return boxes, extents
+
+
+def count_overlaps(extents):
+    return count_box_overlaps(*extents.T)
+
+
+@pytest.fixture(scope="module")
+def covtype_tree(covtype_table):
+    """A tree of about 300 nodes on 20,000 covtype rows (seven classes, depth > 10)."""
+    X, y, names = covtype_table
+    rows = sample_rows(len(y), 20_000, seed=2)
+    est = dtjit.DecisionTreeClassifier(max_leaf_nodes=150).fit(X[rows], y[rows])
+    return est, names
+
+
+# -- plot_tree -------------------------------------------------------------------------------
+def test_plot_tree_300_nodes_without_overlap(covtype_tree):
+    est, names = covtype_tree
+    assert est.tree_.node_count == 299 and est.get_depth() > 10
+    ax = plotting.plot_tree(est, feature_names=names)
+    boxes, extents = node_boxes(ax)
+    assert len(boxes) == est.tree_.node_count
+    assert count_overlaps(extents) == 0
+    figure = ax.figure.bbox
+    assert (extents[:, 0] >= figure.x0).all() and (extents[:, 2] <= figure.x1).all()
+    assert (extents[:, 1] >= figure.y0).all() and (extents[:, 3] <= figure.y1).all()
+    assert_not_blank(render(ax.figure, dpi=100))  # fonts below 1 px fail in FreeType
+    # The overlap check can fail: forcing a large font makes boxes collide.
+    forced = plotting.plot_tree(est, feature_names=names, fontsize=12)
+    assert count_overlaps(node_boxes(forced)[1]) > 0
+
+
+def test_plot_tree_text_and_truncation(breast_cancer_data):
+    X, y = breast_cancer_data
+    est = dtjit.DecisionTreeClassifier().fit(X, y)
+    tree = est.tree_
+    fig, ax = plt.subplots(figsize=(10, 5))
+    returned = plotting.plot_tree(est, max_depth=2, class_names=["malignant", "benign"], ax=ax)
+    assert returned is ax
+    boxes, extents = node_boxes(ax)
+    labels = [b.get_text() for b in boxes]
+    assert len(boxes) == np.count_nonzero(tree.node_depth <= 3)
+    assert labels.count("...") == np.count_nonzero((tree.node_depth == 3) & True), (
+        "every node below max_depth stands for a cut subtree"
+    )
+    root = labels[0].splitlines()
+    assert root[0] == f"x{tree.feature[0]} <= {tree.threshold[0]:.2f}"
+    assert root[1:] == [f"gini = {tree.impurity[0]:.2f}", f"samples = {len(y)}", "class = benign"]
+    assert count_overlaps(extents) == 0
+    assert_not_blank(render(fig))
+
+
+def test_plot_tree_regression_unfilled_and_single_leaf():
+    X, y = load_diabetes(return_X_y=True)
+    est = dtjit.DecisionTreeRegressor(max_depth=3).fit(X, y)
+    ax = plotting.plot_tree(est, filled=False, fontsize=7)
+    boxes, _ = node_boxes(ax)
+    assert {b.get_bbox_patch().get_facecolor() for b in boxes} == {(1.0, 1.0, 1.0, 1.0)}
+    assert all(b.get_fontsize() == 7 for b in boxes)
+    assert any("value = " in b.get_text() for b in boxes)
+    assert_not_blank(render(ax.figure))
+    leaf = dtjit.DecisionTreeClassifier().fit(np.zeros((4, 2)), ["a"] * 4)
+    ax = plotting.plot_tree(leaf)
+    assert [b.get_text() for b in node_boxes(ax)[0]] == ["gini = 0.00\nsamples = 4\nclass = a"]
+
+
+def test_plot_tree_play_tennis(shared_data):
+    pd = pytest.importorskip("pandas")
+    table = pd.read_csv(shared_data / "weka" / "weather.nominal.csv", dtype=str)
+    X = pd.get_dummies(table.drop(columns="play"), prefix_sep="=", dtype=float)
+    est = dtjit.DecisionTreeClassifier(criterion="entropy").fit(X, table["play"])
+    ax = plotting.plot_tree(est)
+    boxes, extents = node_boxes(ax)
+    assert len(boxes) == est.tree_.node_count
+    assert boxes[0].get_text().startswith("outlook=overcast <= 0.50\nentropy = 0.94")
+    assert count_overlaps(extents) == 0
+    assert_not_blank(render(ax.figure))
+
+
+# -- plot_importances ------------------------------------------------------------------------
+def test_plot_importances():
+    data = load_breast_cancer(as_frame=True)
+    est = dtjit.DecisionTreeClassifier(random_state=0).fit(data.data, data.target)
+    importances = est.feature_importances_
+    ax = plotting.plot_importances(est, top=5)
+    shown = [t.get_text() for t in ax.get_yticklabels()]
+    expected = [data.data.columns[f] for f in np.argsort(-importances, kind="stable")[:5]]
+    assert shown == expected
+    widths = [p.get_width() for p in ax.patches]
+    np.testing.assert_allclose(widths, np.sort(importances)[::-1][:5])
+    assert_not_blank(render(ax.figure))
+    # Features never split on are left out.
+    small = dtjit.DecisionTreeClassifier(max_depth=1).fit(data.data, data.target)
+    assert len(plotting.plot_importances(small).patches) == 1
+    with pytest.raises(ValueError, match="top"):
+        plotting.plot_importances(est, top=0)
+
+
+# -- plot_split_scan -------------------------------------------------------------------------
+def entropy_bits(p):
+    p = np.asarray(p, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = -(p * np.log2(p)) - (1 - p) * np.log2(1 - p)
+    return np.nan_to_num(terms)
+
+
+def split_scan_by_hand(x, y, positive_class):
+    """What ``dtjit.criteria.split_scan`` returns, computed here with plain numpy."""
+    order = np.argsort(x, kind="stable")
+    x, y = np.asarray(x, dtype=np.float64)[order], np.asarray(y)[order]
+    last_of_run = np.flatnonzero(np.diff(x) > 0)
+    thresholds = x[last_of_run] / 2 + x[last_of_run + 1] / 2
+    n = len(x)
+    n_left = last_of_run + 1
+    n_right = n - n_left
+    positives = np.cumsum(y == positive_class)
+    ratio_left = positives[last_of_run] / n_left
+    ratio_right = (positives[-1] - positives[last_of_run]) / n_right
+    ratio_total = positives[-1] / n
+    entropy_left, entropy_right = entropy_bits(ratio_left), entropy_bits(ratio_right)
+    entropy_total = float(entropy_bits(ratio_total))
+    gain = entropy_total - (n_left * entropy_left + n_right * entropy_right) / n
+    best = int(np.argmax(gain))
+    return SimpleNamespace(
+        x=x,
+        y=y,
+        thresholds=thresholds,
+        n_left=n_left,
+        n_right=n_right,
+        positive_class=positive_class,
+        ratio_total=float(ratio_total),
+        ratio_left=ratio_left,
+        ratio_right=ratio_right,
+        entropy_total=entropy_total,
+        entropy_left=entropy_left,
+        entropy_right=entropy_right,
+        gain=gain,
+        best_index=best,
+        best_threshold=float(thresholds[best]),
+        best_gain=float(gain[best]),
+        base=2,
+    )
+
+
+def test_plot_split_scan_four_panels():
+    data = load_breast_cancer()
+    x = data.data[:, list(data.feature_names).index("worst radius")]
+    scan = split_scan_by_hand(x, data.target, positive_class=1)
+    # The scan's best threshold is the root split of a depth-1 entropy tree on this feature.
+    stump = dtjit.DecisionTreeClassifier(criterion="entropy", max_depth=1).fit(
+        x[:, None], data.target
+    )
+    assert scan.best_threshold == pytest.approx(stump.tree_.threshold[0])
+    fig = plotting.plot_split_scan(scan, feature_name="worst radius")
+    axes = fig.axes
+    assert len(axes) == 4
+    assert [ax.get_title() for ax in axes] == [
+        "distribution of worst radius by class",
+        "positive-class share",
+        "entropy of each part",
+        "information gain",
+    ]
+    gain_ax = axes[3]
+    curve = gain_ax.lines[0]
+    np.testing.assert_array_equal(curve.get_xdata(), scan.thresholds)
+    np.testing.assert_array_equal(curve.get_ydata(), scan.gain)
+    for ax in axes:  # the best threshold is marked in every panel
+        assert any(
+            np.allclose(line.get_xdata(), scan.best_threshold) and line.get_linestyle() == "--"
+            for line in ax.lines
+        )
+    assert "bits" in axes[2].get_ylabel()
+    assert_not_blank(render(fig))
+
+
+def test_plot_split_scan_into_a_given_figure_and_bad_scan():
+    X, y = load_iris(return_X_y=True)
+    scan = split_scan_by_hand(X[:, 0], y == 2, positive_class=True)
+    fig = plt.figure(figsize=(8, 6))
+    assert plotting.plot_split_scan(scan, fig=fig) is fig
+    assert len(fig.axes) == 4
+    with pytest.raises(TypeError, match="split_scan"):
+        plotting.plot_split_scan(SimpleNamespace(x=X[:, 0]))
+
+
+# -- input checks ------------------------------------------------------------------------------
+@pytest.mark.parametrize("plot", [plotting.plot_tree, plotting.plot_importances])
+def test_plots_check_their_input(plot, iris_data):
+    from sklearn.exceptions import NotFittedError
+
+    X, y = iris_data
+    est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    with pytest.raises(NotFittedError):
+        plot(dtjit.DecisionTreeClassifier())
+    with pytest.raises(ValueError, match="feature_names"):
+        plot(est, feature_names=["a"])
+    if plot is plotting.plot_tree:
+        with pytest.raises(ValueError, match="class_names"):
+            plot(est, class_names=["a"])
+        with pytest.raises(ValueError, match="max_depth"):
+            plot(est, max_depth=-1)
+        with pytest.raises(TypeError, match="decimals"):
+            plot(est, decimals=1.5)
+
+
+def test_missing_matplotlib_names_the_fix(iris_data, monkeypatch):
+    X, y = iris_data
+    est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    for call in (
+        lambda: plotting.plot_tree(est),
+        lambda: plotting.plot_importances(est),
+        lambda: plotting.plot_split_scan(split_scan_by_hand(X[:, 0], y == 0, True)),
+    ):
+        with pytest.raises(ImportError, match="pip install matplotlib"):
+            call()
+
+
+def test_importing_dtjit_does_not_import_matplotlib():
+    import subprocess
+
+    code = "import sys, dtjit, dtjit.plotting; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

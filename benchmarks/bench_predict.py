@@ -61,6 +61,7 @@ QUICK_ROWS = (100_000,)
 DEFAULT_MEMMAP_ROWS = 100_000_000
 QUICK_MEMMAP_ROWS = 2_000_000
 MEMMAP_CHUNK_ROWS = 1_000_000
+LATENCY_CALLS = 2_000
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,33 @@ def time_case(case: Case, rows_list: list[int], repeats: int) -> list[dict[str, 
     return entries
 
 
+def time_latency(case: Case, calls: int) -> list[dict[str, Any]]:
+    """Microseconds per ``predict`` call on 1 and 100 rows: dtjit vs the scikit-learn twin."""
+    import dtjit
+
+    X, y, pool = make_rows(case.n_classes, 1_000)
+    model = dtjit.DecisionTreeClassifier(max_depth=case.max_depth, random_state=SEED).fit(X, y)
+    twin = sklearn_twin(model)
+    entries = []
+    for rows in (1, 100):
+        for dtype in (np.float32, np.float64):
+            batch = np.ascontiguousarray(pool[:rows], dtype=dtype)
+            entry: dict[str, Any] = {"case": case.name, "rows": rows, "dtype": dtype.__name__}
+            for name, predict in (("dtjit", model.predict), ("sklearn", twin.predict)):
+                predict(batch)
+                best = float("inf")
+                for _ in range(3):  # best of three loops of `calls` calls
+                    t = time.perf_counter()
+                    for _ in range(calls):
+                        predict(batch)
+                    best = min(best, (time.perf_counter() - t) / calls)
+                entry[f"{name}_us"] = best * 1e6
+            log(f"    latency {rows:>3} rows {dtype.__name__}: dtjit {entry['dtjit_us']:.1f} us, "
+                f"sklearn {entry['sklearn_us']:.1f} us")  # fmt: skip
+            entries.append(entry)
+    return entries
+
+
 # -- memory-mapped run, in a fresh process ------------------------------------------------------
 def memmap_child(model_path: str, data_path: str) -> None:
     """Body of the subprocess: predict on a memory-mapped file, print one JSON line."""
@@ -289,6 +317,21 @@ def markdown(report: dict[str, Any]) -> str:
             f"{_ratio(vs_sk, 'dtjit_2')} | {_ratio(vs_lgb, 'dtjit_1')} / "
             f"{_ratio(vs_lgb, 'dtjit_2')} | {'yes' if e['identical_to_sklearn'] else 'NO'} |"
         )
+    if report.get("latency"):
+        lines += [
+            "",
+            "Latency of one `predict` call (best of 3 loops of "
+            f"{report['settings']['latency_calls']:,} calls), {report['latency'][0]['case']} tree, "
+            "dtjit `n_jobs=None`:",
+            "",
+            "| rows | input dtype | dtjit (us) | scikit-learn (us) | ratio |",
+            "|---:|---|---:|---:|---:|",
+        ]
+        for e in report["latency"]:
+            lines.append(
+                f"| {e['rows']} | {e['dtype']} | {e['dtjit_us']:.1f} | {e['sklearn_us']:.1f} "
+                f"| {e['sklearn_us'] / e['dtjit_us']:.1f}x |"
+            )
     mm = report.get("memmap")
     if mm:
         lines += [
@@ -337,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             "n_informative": N_INFORMATIVE,
             "dtype": "float32, C order, in memory",
             "warmup_rows": WARMUP_ROWS,
+            "latency_calls": LATENCY_CALLS,
             "timing": "warm-up, then interleaved runs (order rotated each round); medians",
             "ratio": "other time / dtjit time at the same thread count",
         },
@@ -345,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in CASES:
         if case.name in args.cases:
             report["results"] += time_case(case, args.rows, args.repeats)
+    report["latency"] = time_latency(CASES[0], LATENCY_CALLS)
     if args.memmap_rows > 0:
         report["memmap"] = run_memmap(args.memmap_rows)
     report["machine"] = machine_info()

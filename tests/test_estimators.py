@@ -836,7 +836,8 @@ def test_huge_targets_fit_and_unrepresentable_variance_is_a_clear_error():
 def test_predict_refuses_values_too_large_for_float32(iris_data):
     X, y = iris_data
     est = DecisionTreeClassifier().fit(X, y)
-    with pytest.raises(ValueError, match="too large for dtype"):
+    # numpy warns about the overflowing cast (as for scikit-learn's float32 conversion)
+    with pytest.raises(ValueError, match="too large for dtype"), pytest.warns(RuntimeWarning):
         est.predict(np.full((2, X.shape[1]), 1e300))
 
 

@@ -27,6 +27,8 @@ class WeakestLinks:
         Effective alpha of that node when it was collapsed.
     impurities : ndarray of float64, shape (n_steps,)
         Total weighted leaf impurity ``R(T)`` after the step.
+    n_leaves : ndarray of int64, shape (n_steps,)
+        Leaves of the tree after the step.
     unpruned_impurity : float
         ``R(T)`` of the unpruned tree.
     """
@@ -34,6 +36,7 @@ class WeakestLinks:
     nodes: np.ndarray
     alphas: np.ndarray
     impurities: np.ndarray
+    n_leaves: np.ndarray
     unpruned_impurity: float
 
 
@@ -67,12 +70,13 @@ def _compute_weakest_links(tree: Tree) -> WeakestLinks:
     nodes = np.empty(n_split, dtype=np.int64)
     alphas = np.empty(n_split, dtype=np.float64)
     impurities = np.empty(n_split, dtype=np.float64)
+    n_leaves = np.empty(n_split, dtype=np.int64)
     order = _pruning.preorder(left, right)
     unpruned, n_steps = _pruning.weakest_link_sequence(
-        left, right, r_node, order, nodes, alphas, impurities
+        left, right, r_node, order, nodes, alphas, impurities, n_leaves
     )
     kept = []
-    for a in (nodes, alphas, impurities):
+    for a in (nodes, alphas, impurities, n_leaves):
         a = a[:n_steps].copy()
         a.setflags(write=False)  # shared by every later call on this tree
         kept.append(a)
@@ -154,23 +158,10 @@ def collapse(tree: Tree, cut: np.ndarray) -> Tree:
     of those parents, so the ``k``-th surviving split node's children become ``2k + 1`` and
     ``2k + 2``. One vectorised pass per level; no renumbering by traversal.
     """
-    left, right = tree.left, tree.right
-    cut = np.asarray(cut, dtype=bool) & (left != TREE_LEAF)
+    cut = np.asarray(cut, dtype=bool) & (tree.left != TREE_LEAF)
     if not cut.any():
         return tree
-    n_nodes = tree.node_count
-    split = np.flatnonzero(left != TREE_LEAF)
-    parent = np.empty(n_nodes, dtype=np.int64)
-    parent[0] = -1
-    parent[left[split]] = split
-    parent[right[split]] = split
-    # A node is gone when its parent is gone or collapsed; parents come a level earlier.
-    gone = np.zeros(n_nodes, dtype=bool)
-    level_start = np.searchsorted(tree.node_depth, np.arange(tree.max_depth + 2))
-    for lo, hi in zip(level_start[1:-1], level_start[2:], strict=True):
-        p = parent[lo:hi]
-        gone[lo:hi] = gone[p] | cut[p]
-    keep = ~gone
+    keep = _step_removed(tree, np.where(cut, 0, 1), never=1) > 0
     new_id = np.cumsum(keep) - 1
     arrays = {name: np.array(a[keep]) for name, a in tree.to_arrays().items()}
     new_leaf = cut[keep]
@@ -183,3 +174,46 @@ def collapse(tree: Tree, cut: np.ndarray) -> Tree:
     arrays["threshold"][new_leaf] = TREE_UNDEFINED
     arrays["missing_left"][new_leaf] = 0  # what the builder stores at leaves
     return Tree(n_features=tree.n_features, n_classes=tree.n_classes, **arrays)
+
+
+def leaf_lifetimes(tree: Tree, links: WeakestLinks) -> tuple[np.ndarray, np.ndarray]:
+    """Return, per node, the steps of the weakest-link sequence during which it is a leaf.
+
+    Node ``t`` is a leaf of the tree pruned by ``k`` steps iff
+    ``leaf_from[t] <= k < gone_at[t]``: original leaves are leaves from step 0, a collapsed
+    node from the step after its collapse, and a node leaves the tree when an ancestor is
+    collapsed. The interval is empty for nodes removed without ever being a leaf.
+
+    Returns
+    -------
+    leaf_from, gone_at : ndarray of int64, shape (node_count,)
+        Both ``n_steps + 1`` ("never") where the event does not happen.
+    """
+    n_steps = links.nodes.shape[0]
+    never = n_steps + 1
+    collapsed_at = np.full(tree.node_count, never, dtype=np.int64)
+    collapsed_at[links.nodes] = np.arange(1, n_steps + 1)
+    leaf_from = np.where(tree.left == TREE_LEAF, 0, collapsed_at)
+    return leaf_from, _step_removed(tree, collapsed_at, never)
+
+
+def _step_removed(tree: Tree, collapsed_at: np.ndarray, never: int) -> np.ndarray:
+    """First step at which a proper ancestor of each node is collapsed (its removal).
+
+    ``collapsed_at`` gives each node's own collapse step, ``never`` where it is not
+    collapsed; the root, which has no ancestor, gets ``never``.
+    """
+    left, right = tree.left, tree.right
+    split = np.flatnonzero(left != TREE_LEAF)
+    parent = np.empty(tree.node_count, dtype=np.int64)
+    parent[left[split]] = split
+    parent[right[split]] = split
+    removed = np.empty(tree.node_count, dtype=np.int64)
+    removed[0] = never
+    # Parents sit one level up, and breadth-first ids store each level contiguously: one
+    # vectorised pass per level.
+    level_start = np.searchsorted(tree.node_depth, np.arange(tree.max_depth + 2))
+    for lo, hi in zip(level_start[1:-1], level_start[2:], strict=True):
+        p = parent[lo:hi]
+        removed[lo:hi] = np.minimum(removed[p], collapsed_at[p])
+    return removed

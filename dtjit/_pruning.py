@@ -96,7 +96,9 @@ def preorder(left, right):
 
 
 @kernel
-def weakest_link_sequence(left, right, r_node, order, pruned_node, pruned_alpha, impurity_after):
+def weakest_link_sequence(
+    left, right, r_node, order, pruned_node, pruned_alpha, impurity_after, leaves_after
+):
     """Prune a tree one weakest link at a time until only the root is left.
 
     Minimal cost-complexity pruning (Breiman et al. 1984, ch. 3) with scikit-learn's
@@ -122,6 +124,8 @@ def weakest_link_sequence(left, right, r_node, order, pruned_node, pruned_alpha,
         Output: its effective alpha when it was collapsed.
     impurity_after : ndarray of float64, shape (n_split,)
         Output: ``R`` of the whole tree's leaves after the step.
+    leaves_after : ndarray of int64, shape (n_split,)
+        Output: number of leaves of the whole tree after the step.
 
     Returns
     -------
@@ -218,5 +222,6 @@ def weakest_link_sequence(left, right, r_node, order, pruned_node, pruned_alpha,
             _sift_down(heap, pos, pos[node], size, alpha, rank)
             node = parent[node]
         impurity_after[step] = r_branch[0]
+        leaves_after[step] = 1 if weakest == 0 else n_leaves[0]
         step += 1
     return r_unpruned, step

@@ -244,6 +244,7 @@ class BaseDecisionTree(BaseEstimator):
             ``impurities``: the total weighted leaf impurity ``R(T)`` of the subtree at each
             alpha (scikit-learn's definitions and values).
         """
+        self._validate_params()  # a bad parameter is reported even though it is reset here
         est = clone(self).set_params(ccp_alpha=0.0)
         est.fit(X, y, sample_weight=sample_weight)
         alphas, impurities = _prune.cost_complexity_path(est.tree_)

@@ -483,8 +483,6 @@ def _node_losses(
     w = _check_sample_weight(
         sample_weight, np.empty((n_rows, 1)), dtype=np.float64, ensure_non_negative=True
     )
-    if not w.sum() > 0.0:
-        raise ValueError("The validation rows' weights sum to zero.")
     tree = model.tree_
     rows = np.repeat(np.arange(n_rows), np.diff(paths.indptr))
     nodes = paths.indices

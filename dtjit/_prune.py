@@ -123,6 +123,8 @@ def prune_to_alpha(tree: Tree, ccp_alpha: float) -> Tree:
     Tree
         ``tree`` itself when nothing is pruned, else a new tree in breadth-first order.
     """
+    if ccp_alpha == 0.0:
+        return tree  # scikit-learn's rule; and fits with the default pay nothing here
     links = weakest_links(tree)
     steps = n_links_pruned(links, ccp_alpha)
     if steps == 0:

@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils import Bunch, check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -216,9 +215,7 @@ class BaseDecisionTree(BaseEstimator):
         self.tree_ = _prune.prune_to_alpha(tree, float(self.ccp_alpha))
         return self
 
-    def cost_complexity_pruning_path(
-        self, X: Any, y: Any, sample_weight: Any = None
-    ) -> Bunch:
+    def cost_complexity_pruning_path(self, X: Any, y: Any, sample_weight: Any = None) -> Bunch:
         """Compute the pruning path of minimal cost-complexity pruning (scikit-learn's).
 
         A copy of the estimator with ``ccp_alpha=0`` is fitted on (X, y); the path lists

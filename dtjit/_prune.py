@@ -97,7 +97,7 @@ def cost_complexity_path(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
 
 
 def n_links_pruned(links: WeakestLinks, ccp_alpha: float) -> int:
-    """Number of weakest-link steps that pruning with ``ccp_alpha`` takes.
+    """Return the number of weakest-link steps that pruning with ``ccp_alpha`` takes.
 
     Like scikit-learn, pruning stops at the first weakest link whose alpha exceeds
     ``ccp_alpha``, and ``ccp_alpha == 0`` prunes nothing (not even links of alpha 0).

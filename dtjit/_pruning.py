@@ -11,7 +11,7 @@ NO_PARENT = -1
 
 @inline_kernel
 def _before(a, b, alpha, rank):
-    """True if node ``a`` is a weaker link than node ``b``: smaller alpha, then earlier rank."""
+    """Tell whether node ``a`` is a weaker link than ``b``: smaller alpha, then earlier rank."""
     return alpha[a] < alpha[b] or (alpha[a] == alpha[b] and rank[a] < rank[b])
 
 

@@ -567,7 +567,7 @@ def _tree_of(model: Any) -> Tree:
 
 
 def _with_tree(model: BaseDecisionTree, tree: Tree, **params: Any) -> BaseDecisionTree:
-    """A new fitted estimator: ``model``'s parameters (updated) and fitted state, ``tree``."""
+    """Return a new fitted estimator: ``model``'s parameters (updated) and state, ``tree``."""
     new = clone(model).set_params(**params)
     for name, value in vars(model).items():
         if name.endswith("_") and not name.startswith("_") and name != "tree_":

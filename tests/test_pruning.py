@@ -384,9 +384,7 @@ def test_validation_picks_the_largest_alpha_among_equal_errors():
     """One validation row in the right region: every subtree but the root is error-free."""
     x = np.arange(8, dtype=np.float64).reshape(-1, 1)
     y = np.array([0, 1, 0, 0, 1, 0, 1, 1])
-    sel = dtjit.select_ccp_alpha(
-        dtjit.DecisionTreeClassifier(), x, y, X_val=[[10.0]], y_val=[1]
-    )
+    sel = dtjit.select_ccp_alpha(dtjit.DecisionTreeClassifier(), x, y, X_val=[[10.0]], y_val=[1])
     assert len(sel.ccp_alphas) >= 3
     # The root alone predicts class 0 (a 4/4 tie goes to the first class): one error.
     np.testing.assert_array_equal(sel.errors, [0.0] * (len(sel.ccp_alphas) - 1) + [1.0])

@@ -53,15 +53,24 @@ PARITY_CASES = [
 ]
 
 
+def _bundled(criterion):
+    """scikit-learn's diabetes for regression, breast cancer for classification."""
+    loader = load_diabetes if criterion == "squared_error" else load_breast_cancer
+    return loader(return_X_y=True)
+
+
 def _pair(criterion):
     if criterion == "squared_error":
         return dtjit.DecisionTreeRegressor, sk_tree.DecisionTreeRegressor
     return dtjit.DecisionTreeClassifier, sk_tree.DecisionTreeClassifier
 
 
-def _data(tie_free, criterion):
+def _parity_case(tie_free, criterion, growth, weighted):
+    """X, y, sample weights, parameters and the (dtjit, scikit-learn) classes of one case."""
     X, y_class, y_reg, weight = tie_free
-    return X, (y_reg if criterion == "squared_error" else y_class), weight
+    y = y_reg if criterion == "squared_error" else y_class
+    params = {"criterion": criterion, "min_samples_leaf": 20, **growth}
+    return X, y, weight if weighted else None, params, *_pair(criterion)
 
 
 # ------------------------------------------------------------------ kernel against reference
@@ -169,10 +178,7 @@ def test_weakest_links_of_a_single_leaf():
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weights1to3"])
 @pytest.mark.parametrize(("criterion", "growth"), PARITY_CASES)
 def test_pruning_path_equals_sklearn(tie_free, criterion, growth, weighted):
-    X, y, weight = _data(tie_free, criterion)
-    sw = weight if weighted else None
-    params = {"criterion": criterion, "min_samples_leaf": 20, **growth}
-    ours_cls, theirs_cls = _pair(criterion)
+    X, y, sw, params, ours_cls, theirs_cls = _parity_case(tie_free, criterion, growth, weighted)
     ours = ours_cls(**params).cost_complexity_pruning_path(X, y, sample_weight=sw)
     theirs = theirs_cls(random_state=0, **params).cost_complexity_pruning_path(
         X, y, sample_weight=sw
@@ -195,10 +201,7 @@ def test_pruning_path_equals_sklearn(tie_free, criterion, growth, weighted):
 @pytest.mark.parametrize(("criterion", "growth"), PARITY_CASES)
 def test_ccp_alpha_fit_equals_sklearn(tie_free, criterion, growth, weighted):
     """Fits with ccp_alpha between consecutive path alphas equal scikit-learn's pruned trees."""
-    X, y, weight = _data(tie_free, criterion)
-    sw = weight if weighted else None
-    params = {"criterion": criterion, "min_samples_leaf": 20, **growth}
-    ours_cls, theirs_cls = _pair(criterion)
+    X, y, sw, params, ours_cls, theirs_cls = _parity_case(tie_free, criterion, growth, weighted)
     alphas = np.unique(
         theirs_cls(random_state=0, **params).cost_complexity_pruning_path(X, y, sw).ccp_alphas
     )
@@ -234,10 +237,7 @@ def test_ccp_alpha_zero_prunes_nothing_like_sklearn(cancer_split):
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
 def test_prune_equals_fit_with_ccp_alpha(criterion):
-    if criterion == "squared_error":
-        X, y = load_diabetes(return_X_y=True)
-    else:
-        X, y = load_breast_cancer(return_X_y=True)
+    X, y = _bundled(criterion)
     cls = _pair(criterion)[0]
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
     full = cls(criterion=criterion, random_state=0).fit(X, y, sample_weight=w)
@@ -409,12 +409,10 @@ def test_choice_rules_on_a_hand_made_curve():
 
 @pytest.mark.parametrize("criterion", ["gini", "squared_error"])
 def test_cv_errors_equal_brute_force(criterion):
-    if criterion == "squared_error":
-        X, y = load_diabetes(return_X_y=True)
-        folds = KFold(4, shuffle=True, random_state=0)
-    else:
-        X, y = load_breast_cancer(return_X_y=True)
-        folds = StratifiedKFold(4, shuffle=True, random_state=0)
+    X, y = _bundled(criterion)
+    folds = (KFold if criterion == "squared_error" else StratifiedKFold)(
+        4, shuffle=True, random_state=0
+    )
     cls = _pair(criterion)[0]
     sel = dtjit.select_ccp_alpha(cls(criterion=criterion), X, y, cv=folds, rule="1se")
     assert sel.method == "cv"
@@ -487,10 +485,7 @@ def test_reduced_error_prune_by_hand(tiny_tree):
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
 def test_reduced_error_prune_never_increases_validation_error(criterion):
-    if criterion == "squared_error":
-        X, y = load_diabetes(return_X_y=True)
-    else:
-        X, y = load_breast_cancer(return_X_y=True)
+    X, y = _bundled(criterion)
     X_train, X_val, y_train, y_val = train_test_split(X, y, test_size=0.4, random_state=1)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y_val))
     full = _pair(criterion)[0](criterion=criterion).fit(X_train, y_train)

@@ -11,7 +11,11 @@ Public names:
   :func:`export_graphviz`, :func:`export_mermaid`, :func:`to_dict`, :func:`to_json`: the tree
   as indented text, if-then rules (text, records, DataFrame), DOT, Mermaid and JSON;
 - :class:`MDLPDiscretizer`: Fayyad & Irani's supervised discretisation, a transformer;
-- :func:`plot_tree`, :func:`plot_importances`, :func:`plot_split_scan` (module
+- :mod:`dtjit.pruning`: :func:`prune` (cut a fitted tree back to any ``ccp_alpha``),
+  :func:`select_ccp_alpha` (choose it on validation data or by cross-validation, minimum or
+  one-standard-error rule), :func:`reduced_error_prune`, :func:`pruning_path`;
+- :func:`plot_tree`, :func:`plot_importances`, :func:`plot_split_scan`,
+  :func:`plot_pruning_path` (module
   :mod:`dtjit.plotting`; they need matplotlib, imported only when a plot is drawn).
 
 A fitted estimator or :class:`Tree` displays itself in Jupyter as a drawing of the tree.
@@ -19,7 +23,7 @@ A fitted estimator or :class:`Tree` displays itself in Jupyter as a drawing of t
 
 __version__ = "0.1.0"
 
-from . import criteria
+from . import criteria, pruning
 from ._estimators import DecisionTreeClassifier, DecisionTreeRegressor
 from ._persist import load, save
 from ._tree import Tree, TreeFormatError, check_tree
@@ -34,12 +38,20 @@ from .export import (
     to_dict,
     to_json,
 )
-from .plotting import plot_importances, plot_split_scan, plot_tree
+from .plotting import plot_importances, plot_pruning_path, plot_split_scan, plot_tree
+from .pruning import (
+    PruningSelection,
+    prune,
+    pruning_path,
+    reduced_error_prune,
+    select_ccp_alpha,
+)
 
 __all__ = [
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
     "MDLPDiscretizer",
+    "PruningSelection",
     "Tree",
     "TreeFormatError",
     "check_tree",
@@ -50,11 +62,17 @@ __all__ = [
     "export_text",
     "load",
     "plot_importances",
+    "plot_pruning_path",
     "plot_split_scan",
     "plot_tree",
+    "prune",
+    "pruning",
+    "pruning_path",
+    "reduced_error_prune",
     "rule_records",
     "rules_frame",
     "save",
+    "select_ccp_alpha",
     "to_dict",
     "to_json",
     "__version__",

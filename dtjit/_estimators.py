@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils import check_random_state, compute_sample_weight
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils import Bunch, check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _blocks, _builder, _display, _predict, _splitter
+from . import _blocks, _builder, _display, _predict, _prune, _splitter
 from ._jit import (
     CRITERION_CODES,
     PARALLEL_MIN_WORK,
@@ -56,6 +56,7 @@ class BaseDecisionTree(BaseEstimator):
         "max_leaf_nodes": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "min_impurity_decrease": [Interval(numbers.Real, 0.0, None, closed="left")],
         "n_jobs": [numbers.Integral, None],
+        "ccp_alpha": [Interval(numbers.Real, 0.0, None, closed="left")],
     }
 
     # -- fitting -----------------------------------------------------------------------------
@@ -206,12 +207,45 @@ class BaseDecisionTree(BaseEstimator):
         if max_leaf_nodes > 0:  # best-first ids are in creation order
             arrays = _renumber_breadth_first(arrays)
         self.n_outputs_ = 1
-        self.tree_ = Tree(
+        tree = Tree(
             n_features=n_features,
             n_classes=[self.n_classes_] if is_classifier else [1],
             **arrays,
         )
+        self.tree_ = _prune.prune_to_alpha(tree, float(self.ccp_alpha))
         return self
+
+    def cost_complexity_pruning_path(self, X: Any, y: Any, sample_weight: Any = None) -> Bunch:
+        """Compute the pruning path of minimal cost-complexity pruning (scikit-learn's).
+
+        A copy of the estimator with ``ccp_alpha=0`` is fitted on (X, y); the path lists
+        the effective alphas at which its subtrees are pruned away, weakest link first.
+        To get the path of an already fitted tree without refitting, use
+        :func:`dtjit.pruning.pruning_path`; to prune a fitted tree to one of the alphas,
+        :func:`dtjit.prune`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training input.
+        y : array-like of shape (n_samples,)
+            Class labels or target values.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, not all zero.
+
+        Returns
+        -------
+        sklearn.utils.Bunch
+            ``ccp_alphas``: ndarray of float64, the effective alphas, starting at 0 (the
+            unpruned tree) and ending with the alpha that prunes the tree to its root;
+            ``impurities``: the total weighted leaf impurity ``R(T)`` of the subtree at each
+            alpha (scikit-learn's definitions and values).
+        """
+        self._validate_params()  # a bad parameter is reported even though it is reset here
+        est = clone(self).set_params(ccp_alpha=0.0)
+        est.fit(X, y, sample_weight=sample_weight)
+        alphas, impurities = _prune.cost_complexity_path(est.tree_)
+        return Bunch(ccp_alphas=alphas, impurities=impurities)
 
     def _resolve_max_features(self, n_features: int) -> int:
         max_features = self.max_features
@@ -449,6 +483,11 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     n_jobs : int, default=None
         Threads for fit and predict: ``None`` means 1, ``-1`` all cores. Parallel work is
         only started for inputs large enough to pay for it; results do not depend on it.
+    ccp_alpha : float, default=0.0
+        Complexity parameter of minimal cost-complexity pruning, applied after growing
+        (scikit-learn's semantics): the weakest link is pruned while its effective alpha is
+        at most ``ccp_alpha``; 0 prunes nothing. See :meth:`cost_complexity_pruning_path`,
+        :func:`dtjit.prune` and :mod:`dtjit.pruning` for choosing it.
 
     Attributes
     ----------
@@ -465,7 +504,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     max_features_ : int
         The resolved ``max_features``.
     tree_ : Tree
-        The fitted tree as flat arrays (see :class:`dtjit.Tree`).
+        The fitted tree as flat arrays (see :class:`dtjit.Tree`), pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
 
@@ -509,6 +548,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         min_impurity_decrease: float = 0.0,
         class_weight: Any = None,
         n_jobs: int | None = None,
+        ccp_alpha: float = 0.0,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -522,6 +562,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.class_weight = class_weight
         self.n_jobs = n_jobs
+        self.ccp_alpha = ccp_alpha
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeClassifier:
         """Build the tree from the training set (X, y).
@@ -632,6 +673,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         Split only if the weighted impurity decrease is at least this much.
     n_jobs : int, default=None
         Threads for fit and predict: ``None`` means 1, ``-1`` all cores.
+    ccp_alpha : float, default=0.0
+        Complexity parameter of minimal cost-complexity pruning, applied after growing
+        (scikit-learn's semantics); 0 prunes nothing. See :mod:`dtjit.pruning`.
 
     Attributes
     ----------
@@ -644,7 +688,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     max_features_ : int
         The resolved ``max_features``.
     tree_ : Tree
-        The fitted tree as flat arrays.
+        The fitted tree as flat arrays, pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
 
@@ -684,6 +728,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
         n_jobs: int | None = None,
+        ccp_alpha: float = 0.0,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -696,6 +741,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.n_jobs = n_jobs
+        self.ccp_alpha = ccp_alpha
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeRegressor:
         """Build the tree from the training set (X, y).

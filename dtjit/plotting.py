@@ -1,4 +1,4 @@
-"""Matplotlib figures of a fitted tree: the tree itself, feature importances, a split scan.
+"""Matplotlib figures of a fitted tree: the tree, feature importances, a split scan, pruning.
 
 matplotlib is optional (``pip install matplotlib``, or ``pip install dtjit[plot]``): it is
 imported when a function is called, never when dtjit is imported. Every function draws on
@@ -313,3 +313,87 @@ def plot_split_scan(scan: Any, *, feature_name: str | None = None, fig: Any = No
     for ax in axes:
         ax.axvline(scan.best_threshold, color="#e15759", linestyle="--", linewidth=0.8)
     return fig
+
+
+def plot_pruning_path(path_or_selection: Any, *, ax: Any = None) -> Any:
+    """Total leaf impurity against alpha; with a selection, the held-out error and the choice.
+
+    Given a pruning path (``cost_complexity_pruning_path`` or
+    :func:`dtjit.pruning.pruning_path`), draws the total weighted leaf impurity ``R(T)`` of
+    the subtree at each effective alpha as a step curve: it rises as alpha prunes more.
+    Given the result of :func:`dtjit.select_ccp_alpha`, draws each candidate's validation or
+    cross-validation error with one standard error as a band, the minimum, the one-SE limit
+    (for ``rule="1se"``) and the chosen alpha, with ``R(T)`` on a second y axis.
+
+    The alpha axis is linear up to the smallest positive alpha and logarithmic above, so
+    the many small alphas of a deep tree stay apart.
+
+    Parameters
+    ----------
+    path_or_selection : Bunch or PruningSelection
+        Anything with ``ccp_alphas`` and ``impurities``, or with ``ccp_alphas``, ``errors``,
+        ``standard_errors``, ``min_index``, ``best_index``, ``ccp_alpha``, ``rule``,
+        ``method`` and ``path``.
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure when None.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes of the main curve (the impurity curve of a selection is on its twin).
+    """
+    plt = _pyplot()
+    selection = path_or_selection if hasattr(path_or_selection, "errors") else None
+    path = selection.path if selection is not None else path_or_selection
+    try:
+        alphas = np.asarray(path["ccp_alphas"], dtype=np.float64)
+        impurities = np.asarray(path["impurities"], dtype=np.float64)
+    except (KeyError, TypeError) as exc:
+        raise TypeError(
+            "plot_pruning_path expects a pruning path (ccp_alphas, impurities) or the result "
+            f"of dtjit.select_ccp_alpha, got {type(path_or_selection).__name__}."
+        ) from exc
+    if alphas.ndim != 1 or alphas.shape != impurities.shape or alphas.size == 0:
+        raise ValueError("ccp_alphas and impurities must be 1-D arrays of the same length.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.0, 4.0), layout="constrained")
+    positive = alphas[alphas > 0]
+    scale = {"linthresh": float(positive.min())} if positive.size else None
+
+    if selection is None:
+        ax.plot(alphas, impurities, marker="o", markersize=3, drawstyle="steps-post")
+        ax.set_ylabel("total leaf impurity R(T)")
+        ax.set_title("cost-complexity pruning path")
+    else:
+        candidates = np.asarray(selection.ccp_alphas, dtype=np.float64)
+        errors = np.asarray(selection.errors, dtype=np.float64)
+        se = np.asarray(selection.standard_errors, dtype=np.float64)
+        label = "validation error" if selection.method == "validation" else "CV error"
+        ax.fill_between(candidates, errors - se, errors + se, step="post", alpha=0.25,
+                        color="#4e79a7", label="± 1 standard error")  # fmt: skip
+        ax.plot(candidates, errors, drawstyle="steps-post", marker="o", markersize=3,
+                color="#4e79a7", label=label)  # fmt: skip
+        low = selection.min_index
+        ax.plot([candidates[low]], [errors[low]], "s", color="#59a14f", label="minimum")
+        if selection.rule == "1se":
+            ax.axhline(errors[low] + se[low], color="#59a14f", linestyle=":", linewidth=1,
+                       label="minimum + 1 SE")  # fmt: skip
+        best = selection.best_index
+        ax.axvline(selection.ccp_alpha, color="#e15759", linestyle="--", linewidth=1)
+        ax.plot([candidates[best]], [errors[best]], "o", color="#e15759", markersize=7,
+                label=f"chosen alpha = {selection.ccp_alpha:.3g} ({selection.rule})")  # fmt: skip
+        ax.set_ylabel(label)
+        ax.set_title(f"choosing ccp_alpha: {label} of each pruned subtree")
+        twin = ax.twinx()
+        twin.plot(alphas, impurities, drawstyle="steps-post", color="0.5", linewidth=1,
+                  label="training R(T)")  # fmt: skip
+        twin.set_ylabel("total leaf impurity R(T)", color="0.4")
+        if scale is not None:
+            twin.set_xscale("symlog", **scale)
+        handles, labels = ax.get_legend_handles_labels()
+        twin_handles, twin_labels = twin.get_legend_handles_labels()
+        ax.legend(handles + twin_handles, labels + twin_labels, fontsize="small")
+    if scale is not None:
+        ax.set_xscale("symlog", **scale)
+    ax.set_xlabel("effective alpha")
+    return ax

@@ -762,3 +762,93 @@ def assert_tree_equal(a, b, *, rtol=1e-12, atol=0.0):
 def _has(tree, name):
     """Whether a tree dict or object provides array ``name``."""
     return name in tree if isinstance(tree, dict) else hasattr(tree, name)
+
+
+# ------------------------------------------------------------------------ cost-complexity pruning
+def reference_preorder(left, right, node=0):
+    """Node ids in depth-first preorder, left first (scikit-learn's depth-first numbering)."""
+    if left[node] == -1:
+        return [node]
+    return [node, *reference_preorder(left, right, left[node]), *reference_preorder(
+        left, right, right[node])]  # fmt: skip
+
+
+def reference_weakest_links(left, right, impurity, weight):
+    """scikit-learn's ``_cost_complexity_prune`` loop, transcribed: scan all nodes per step.
+
+    Nodes are scanned in depth-first preorder and the first strictly smallest alpha wins, so
+    ties go to the earliest node in preorder, as in scikit-learn (whose ids are preorder).
+    Returns ``(nodes, alphas, impurities, n_leaves, r_unpruned)`` lists, one entry per step.
+    """
+    n = len(left)
+    order = reference_preorder(left, right)
+    parent = {0: None}
+    for node in range(n):
+        if left[node] != -1:
+            parent[left[node]] = node
+            parent[right[node]] = node
+    r_node = [weight[i] * impurity[i] / weight[0] for i in range(n)]
+    r_branch = [0.0] * n
+    n_leaves = [0] * n
+    for leaf in order:
+        if left[leaf] != -1:
+            continue
+        r_branch[leaf] = r_node[leaf]
+        node = parent[leaf]
+        while node is not None:
+            r_branch[node] += r_node[leaf]
+            n_leaves[node] += 1
+            node = parent[node]
+    r_unpruned = r_branch[0]
+    candidate = {i for i in range(n) if left[i] != -1}
+    nodes, alphas, impurities, leaves = [], [], [], []
+    while 0 in candidate:
+        best, best_alpha = None, np.finfo(np.float64).max
+        for i in order:
+            if i in candidate:
+                a = (r_node[i] - r_branch[i]) / (n_leaves[i] - 1)
+                if a < best_alpha:
+                    best, best_alpha = i, a
+        stack = [best]
+        while stack:  # the pruned branch's internal nodes are no longer candidates
+            node = stack.pop()
+            candidate.discard(node)
+            if left[node] != -1:
+                stack += [left[node], right[node]]
+        n_pruned = n_leaves[best] - 1
+        n_leaves[best] = 0
+        r_diff = r_node[best] - r_branch[best]
+        r_branch[best] = r_node[best]
+        node = parent[best]
+        while node is not None:
+            n_leaves[node] -= n_pruned
+            r_branch[node] += r_diff
+            node = parent[node]
+        nodes.append(best)
+        alphas.append(best_alpha)
+        impurities.append(r_branch[0])
+        leaves.append(1 if best == 0 else n_leaves[0])
+    return nodes, alphas, impurities, leaves, r_unpruned
+
+
+def reference_collapse(tree, cut):
+    """Arrays of ``tree`` with the nodes in ``cut`` made leaves, renumbered by a BFS queue."""
+    arrays = {k: np.array(v) for k, v in tree.to_arrays().items()}
+    queue, order = [0], []
+    while queue:
+        node = queue.pop(0)
+        order.append(node)
+        if arrays["left"][node] != -1 and node not in cut:
+            queue += [int(arrays["left"][node]), int(arrays["right"][node])]
+    new_id = {old: new for new, old in enumerate(order)}
+    out = {k: v[order].copy() for k, v in arrays.items()}
+    for new, old in enumerate(order):
+        if old in cut or arrays["left"][old] == -1:
+            out["left"][new] = out["right"][new] = -1
+            out["feature"][new] = -2
+            out["threshold"][new] = -2.0
+            out["missing_left"][new] = 0
+        else:
+            out["left"][new] = new_id[int(arrays["left"][old])]
+            out["right"][new] = new_id[int(arrays["right"][old])]
+    return out

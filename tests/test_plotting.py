@@ -239,6 +239,47 @@ def test_plot_split_scan_into_a_given_figure_and_bad_scan():
         plotting.plot_split_scan(SimpleNamespace(x=X[:, 0]))
 
 
+# -- plot_pruning_path -------------------------------------------------------------------------
+def test_plot_pruning_path_of_a_path(breast_cancer_data):
+    X, y = breast_cancer_data
+    path = dtjit.DecisionTreeClassifier().cost_complexity_pruning_path(X, y)
+    ax = plotting.plot_pruning_path(path)
+    curve = ax.lines[0]
+    np.testing.assert_array_equal(curve.get_xdata(), path.ccp_alphas)
+    np.testing.assert_array_equal(curve.get_ydata(), path.impurities)
+    assert ax.get_xscale() == "symlog"
+    assert "impurity" in ax.get_ylabel()
+    assert_not_blank(render(ax.figure))
+    fig, given = plt.subplots()
+    assert plotting.plot_pruning_path(dtjit.pruning.pruning_path(dtjit.DecisionTreeClassifier()
+                                      .fit(X, y)), ax=given) is given  # fmt: skip
+
+
+def test_plot_pruning_path_of_a_selection(breast_cancer_data):
+    X, y = breast_cancer_data
+    sel = dtjit.select_ccp_alpha(dtjit.DecisionTreeClassifier(), X, y, cv=3, rule="1se",
+                                 random_state=0)  # fmt: skip
+    ax = plotting.plot_pruning_path(sel)
+    error_curve = next(line for line in ax.lines if line.get_label() == "CV error")
+    np.testing.assert_array_equal(error_curve.get_xdata(), sel.ccp_alphas)
+    np.testing.assert_array_equal(error_curve.get_ydata(), sel.errors)
+    chosen = [line for line in ax.lines if line.get_label().startswith("chosen alpha")]
+    assert len(chosen) == 1 and chosen[0].get_xdata()[0] == sel.ccp_alpha
+    limit = sel.errors[sel.min_index] + sel.standard_errors[sel.min_index]
+    assert any(line.get_label() == "minimum + 1 SE" and line.get_ydata()[0] == limit
+               for line in ax.lines)  # fmt: skip
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "training R(T)" in labels and "CV error" in labels
+    assert_not_blank(render(ax.figure))
+
+
+def test_plot_pruning_path_checks_its_input():
+    with pytest.raises(TypeError, match="pruning path"):
+        plotting.plot_pruning_path(SimpleNamespace(ccp_alphas=[0.0]))
+    with pytest.raises(ValueError, match="same length"):
+        plotting.plot_pruning_path({"ccp_alphas": [0.0, 1.0], "impurities": [0.1]})
+
+
 # -- input checks ------------------------------------------------------------------------------
 @pytest.mark.parametrize("plot", [plotting.plot_tree, plotting.plot_importances])
 def test_plots_check_their_input(plot, iris_data):
@@ -267,6 +308,7 @@ def test_missing_matplotlib_names_the_fix(iris_data, monkeypatch):
         lambda: plotting.plot_tree(est),
         lambda: plotting.plot_importances(est),
         lambda: plotting.plot_split_scan(split_scan_by_hand(X[:, 0], y == 0, True)),
+        lambda: plotting.plot_pruning_path(dtjit.pruning.pruning_path(est)),
     ):
         with pytest.raises(ImportError, match="pip install matplotlib"):
             call()

@@ -136,8 +136,8 @@ def publish(
     write_atomic(json_path, json.dumps(report, indent=2) + "\n")
     write_atomic(md_path, md)
     print(md)
-    log(f"wrote {json_path.relative_to(REPO)} and {md_path.relative_to(REPO)} "
-        f"in {report['wall_s']:.0f} s")  # fmt: skip
+    shown = [p.relative_to(REPO) if p.is_relative_to(REPO) else p for p in (json_path, md_path)]
+    log(f"wrote {shown[0]} and {shown[1]} in {report['wall_s']:.0f} s")
 
 
 def sklearn_twin(model: Any) -> Any:

@@ -670,6 +670,7 @@ def markdown(report: dict[str, Any]) -> str:
             b = "-" if row["exponent"] is None else f"{row['exponent']:.2f}"
             lines.append(f"| {_depth(row['max_depth'])} | {r} | {cells} | {b} |")
     notes = sorted({e["note"] for e in report["results"] if "note" in e})
+    notes += [f"{name} skipped: {why}." for name, why in s.get("datasets_skipped", {}).items()]
     if notes:
         lines += ["", *(f"Note: {n}" for n in notes)]
     return "\n".join(lines) + "\n"
@@ -773,6 +774,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     log("LightGBM: " + ("installed" if has_lightgbm else "not installed, skipped"))
     field = contenders(args.n_jobs, hist_problem is None, has_lightgbm)
+    skipped = {}
+    if "covtype" in args.datasets and not COVTYPE_PATH.is_file():
+        skipped["covtype"] = (
+            f"{COVTYPE_PATH} not found (the shared datasets are not next to the repo)"
+        )
+        args.datasets = [d for d in args.datasets if d != "covtype"]
+        log(f"covtype skipped: {skipped['covtype']}")
     report: dict[str, Any] = {
         "benchmark": "fit",
         "complete": False,
@@ -784,6 +792,7 @@ def main(argv: list[str] | None = None) -> int:
             "covtype_rows": args.covtype_rows or "all",
             "hold_out": HOLD_OUT,
             "datasets": args.datasets,
+            "datasets_skipped": skipped,
             "max_depth": list(DEPTHS),
             "criterion": CRITERION,
             "seed": SEED,

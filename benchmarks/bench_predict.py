@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,15 +45,25 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import REPO, RESULTS_DIR, log, machine_info, rss_bytes, sklearn_twin, write_atomic
+from _common import (
+    N_FEATURES,
+    N_INFORMATIVE,
+    RESULTS_DIR,
+    SEED,
+    classification_data,
+    lightgbm_tree,
+    log,
+    publish,
+    rss_bytes,
+    run_interleaved,
+    run_json_child,
+    sklearn_twin,
+)
 
 JSON_PATH = RESULTS_DIR / "predict.json"
 MD_PATH = RESULTS_DIR / "predict.md"
 
-SEED = 0
 TRAIN_ROWS = 1_000_000
-N_FEATURES = 20
-N_INFORMATIVE = 10
 WARMUP_ROWS = 10_000
 DEFAULT_ROWS = (1_000_000, 10_000_000)
 QUICK_ROWS = (100_000,)
@@ -81,36 +90,14 @@ CASES = (
 
 def make_rows(n_classes: int, n_predict: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Training rows, their labels, and ``n_predict`` held-out rows of the same generator."""
-    from sklearn.datasets import make_classification
-
-    X, y = make_classification(
-        n_samples=TRAIN_ROWS + n_predict,
-        n_features=N_FEATURES,
-        n_informative=N_INFORMATIVE,
-        n_classes=n_classes,
-        random_state=SEED,
-    )
-    X = X.astype(np.float32)
+    X, y = classification_data(TRAIN_ROWS + n_predict, n_classes)
     return X[:TRAIN_ROWS], y[:TRAIN_ROWS], np.ascontiguousarray(X[TRAIN_ROWS:])
 
 
 def fit_lightgbm(case: Case, X: np.ndarray, y: np.ndarray) -> Any | None:
-    try:
-        import lightgbm
-    except ImportError:
-        return None
-    leaves = {"num_leaves": 32768} if case.max_depth is None else {"num_leaves": 1024}
-    model = lightgbm.LGBMClassifier(
-        n_estimators=1,
-        learning_rate=1.0,
-        min_child_samples=1,
-        max_bin=255,
-        max_depth=-1 if case.max_depth is None else case.max_depth,
-        n_jobs=2,
-        verbose=-1,
-        **leaves,
-    )
-    return model.fit(X, y)
+    """LightGBM's comparable tree, for binary cases only (its 10-class model is ten trees)."""
+    model = lightgbm_tree(case.max_depth, n_threads=2) if case.n_classes == 2 else None
+    return None if model is None else model.fit(X, y)
 
 
 def contenders(case: Case, model: Any, twin: Any, lgbm: Any) -> dict[str, Any]:
@@ -129,7 +116,7 @@ def contenders(case: Case, model: Any, twin: Any, lgbm: Any) -> dict[str, Any]:
         "dtjit_2": dtjit_with(-1),
         "sklearn_1": lambda X: getattr(twin, method)(X),
     }
-    if lgbm is not None and case.n_classes == 2:
+    if lgbm is not None:
         for threads in (1, 2):
             runs[f"lightgbm_{threads}"] = lambda X, t=threads: lgbm.predict(X, num_threads=t)
     return runs
@@ -165,13 +152,10 @@ def time_case(case: Case, rows_list: list[int], repeats: int) -> list[dict[str, 
         identical = all(
             np.array_equal(runs[name](Xp), reference) for name in ("dtjit_1", "dtjit_2")
         )
-        times: dict[str, list[float]] = {name: [] for name in runs}
-        names = list(runs)
-        for r in range(repeats):
-            for name in names[r % len(names) :] + names[: r % len(names)]:
-                t = time.perf_counter()
-                runs[name](Xp)
-                times[name].append(time.perf_counter() - t)
+        times, _ = run_interleaved(
+            {name: (lambda run=run, Xp=Xp: run(Xp)) for name, run in runs.items()},
+            dict.fromkeys(runs, repeats),
+        )
         median = {name: statistics.median(ts) for name, ts in times.items()}
         entry = {
             "case": case.name,
@@ -275,10 +259,7 @@ def run_memmap(rows: int) -> dict[str, Any]:
         del out
         log("memmap: predicting in a fresh process ...")
         cmd = [sys.executable, str(Path(__file__).resolve()), "--_memmap-child", model_path]
-        proc = subprocess.run(cmd + [data_path], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"memmap subprocess failed:\n{proc.stderr}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+        result = run_json_child(cmd + [data_path])
     result.update(node_count=model.tree_.node_count, max_depth=model.tree_.max_depth)
     return result
 
@@ -392,14 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     report["latency"] = time_latency(CASES[0], LATENCY_CALLS)
     if args.memmap_rows > 0:
         report["memmap"] = run_memmap(args.memmap_rows)
-    report["machine"] = machine_info()
-    report["wall_s"] = time.perf_counter() - start
-    md = markdown(report)
-    write_atomic(JSON_PATH, json.dumps(report, indent=2) + "\n")
-    write_atomic(MD_PATH, md)
-    print(md)
-    log(f"wrote {JSON_PATH.relative_to(REPO)} and {MD_PATH.relative_to(REPO)} "
-        f"in {report['wall_s']:.0f} s")  # fmt: skip
+    publish(report, markdown, JSON_PATH, MD_PATH, start)
     return 0
 
 

@@ -1,0 +1,439 @@
+"""Start-up benchmark: what dtjit costs before its first result, measured in fresh processes.
+
+numba compiles dtjit's kernels the first time they run and caches the machine code on disk
+(next to the package, or in ``NUMBA_CACHE_DIR``); later processes load it. Two questions:
+
+1. **Cold**: the first use ever. A fresh process with ``NUMBA_CACHE_DIR`` pointing to an
+   empty temporary directory runs, step by step: ``import dtjit``; fit and predict on iris
+   (serial); fit and predict on 20,000 x 20 rows with ``n_jobs=-1`` (large enough for the
+   parallel kernels); the same for ``splitter="hist"`` and ``"random"`` when the installed
+   dtjit has them; then every other fit / predict path (entropy, ``max_leaf_nodes``,
+   ``max_features``, sample weights, ``predict_proba``, ``apply``, ``decision_path``, the
+   regressor), serial and parallel; and, apart, the MDLP discretizer. Each step is then
+   repeated 3 times in the same process: compile time = first run - fastest repeat. The
+   child also lists dtjit's kernels that the steps did not compile, so "every kernel" is
+   checked, not assumed.
+   The same child is also run with the normal (warm) cache, after a priming run: the per-step
+   cost of loading kernels from the cache.
+2. **Warm**: the common case. ``--runs`` times each, interleaved, a fresh ``python -c``
+   process with the normal cache does ``import dtjit`` + fit on iris + predict, and another
+   does the same with scikit-learn's ``DecisionTreeClassifier``; iris is read from an
+   ``.npy`` file (not ``sklearn.datasets``, whose import would be counted for dtjit too).
+   Reported: medians of the in-process times (clock started before ``import numpy``) and of
+   the whole process's wall time as the parent sees it (interpreter start-up and exit
+   included).
+
+Results: ``benchmarks/results/startup.json`` and ``startup.md`` (written atomically).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_startup.py            # about a minute
+    .venv/bin/python benchmarks/bench_startup.py --runs 3   # fewer warm runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import (
+    RESULTS_DIR,
+    SEED,
+    classification_data,
+    log,
+    publish,
+    run_interleaved,
+    run_json_child,
+    splitter_problem,
+)
+
+JSON_PATH = RESULTS_DIR / "startup.json"
+MD_PATH = RESULTS_DIR / "startup.md"
+
+PARALLEL_ROWS = 20_000  # x 20 features: well above dtjit's threshold for parallel kernels
+DEFAULT_RUNS = 7
+REPEATS = 3
+WARM_GOAL_S = 1.0
+COMPILE_GOAL_S = 15.0
+OPTIONAL_SPLITTERS = ("hist", "random")
+TREE_STEP_PREFIXES = ("classifier", "regressor", "hist", "random")
+
+# The warm start-up processes: everything after the first line is what the goal counts.
+WARM_CODE = {
+    "dtjit": """\
+import time; t0 = time.perf_counter()
+import numpy as np
+X, y = np.load({x!r}), np.load({y!r})
+t1 = time.perf_counter()
+import dtjit
+t2 = time.perf_counter()
+model = dtjit.DecisionTreeClassifier(random_state=0).fit(X, y)
+t3 = time.perf_counter()
+model.predict(X)
+t4 = time.perf_counter()
+import json; print(json.dumps({{"numpy_and_data_s": t1 - t0, "import_s": t2 - t1,
+    "fit_s": t3 - t2, "predict_s": t4 - t3, "total_s": t4 - t0}}))
+""",
+    "sklearn": """\
+import time; t0 = time.perf_counter()
+import numpy as np
+X, y = np.load({x!r}), np.load({y!r})
+t1 = time.perf_counter()
+from sklearn.tree import DecisionTreeClassifier
+t2 = time.perf_counter()
+model = DecisionTreeClassifier(random_state=0).fit(X, y)
+t3 = time.perf_counter()
+model.predict(X)
+t4 = time.perf_counter()
+import json; print(json.dumps({{"numpy_and_data_s": t1 - t0, "import_s": t2 - t1,
+    "fit_s": t3 - t2, "predict_s": t4 - t3, "total_s": t4 - t0}}))
+""",
+}
+
+
+# -- the step-by-step child ---------------------------------------------------------------------
+def workload(
+    dtjit: Any, splitters: list[str], rejected: set[str]
+) -> list[tuple[str, Callable[[], Any]]]:
+    """The named steps of the cold / warm-cache child, in order.
+
+    Combinations an optional splitter rejects with a ``ValueError`` are added to
+    ``rejected`` instead of failing the run.
+    """
+    from sklearn.datasets import load_diabetes, load_iris
+
+    iris_X, iris_y = load_iris(return_X_y=True)
+    X, y = classification_data(PARALLEL_ROWS, 2)
+    target = X[:, 0].astype(np.float64) + y  # a regression target on the same rows
+    diabetes_X, diabetes_y = load_diabetes(return_X_y=True)
+    weights = np.random.default_rng(SEED).uniform(0.5, 2.0, len(y))
+    Classifier, Regressor = dtjit.DecisionTreeClassifier, dtjit.DecisionTreeRegressor
+
+    def attempt(splitter: str, run: Callable[..., Any], *args: Any) -> None:
+        # The optional splitters may reject a combination (say, hist with max_features):
+        # note it and go on; the exact splitter must run everything.
+        try:
+            run(splitter, *args)
+        except ValueError as exc:
+            if splitter == "best":
+                raise
+            rejected.add(f"{splitter}: {exc}")
+
+    def classifier_paths(splitter: str, n_jobs: int | None, Xs: np.ndarray, ys: np.ndarray) -> None:
+        model = Classifier(
+            splitter=splitter, criterion="entropy", max_leaf_nodes=16, max_features=2,
+            n_jobs=n_jobs, random_state=SEED,
+        )  # fmt: skip
+        model.fit(Xs, ys, sample_weight=np.ones(len(ys)) if n_jobs is None else weights)
+        model.predict_proba(Xs), model.apply(Xs), model.decision_path(Xs)
+
+    def regressor_paths(splitter: str, n_jobs: int | None, Xs: np.ndarray, ys: np.ndarray) -> None:
+        for params in ({}, {"max_leaf_nodes": 16}):
+            model = Regressor(splitter=splitter, n_jobs=n_jobs, **params).fit(Xs, ys)
+            model.predict(Xs), model.apply(Xs), model.decision_path(Xs)
+
+    def other_paths() -> None:
+        for splitter in splitters:
+            attempt(splitter, classifier_paths, None, iris_X, iris_y)
+            attempt(splitter, classifier_paths, -1, X, y)
+
+    def regressor() -> None:
+        for splitter in splitters:
+            attempt(splitter, regressor_paths, None, diabetes_X, diabetes_y)
+            attempt(splitter, regressor_paths, -1, X, target)
+
+    def discretizer() -> None:
+        dtjit.MDLPDiscretizer().fit(iris_X, iris_y).transform(iris_X)
+
+    fitted: dict[str, Any] = {}
+
+    def fit(name: str, splitter: str, n_jobs: int | None, X: np.ndarray, y: np.ndarray) -> None:
+        model = Classifier(splitter=splitter, n_jobs=n_jobs, random_state=SEED)
+        fitted[name] = model.fit(X, y)
+
+    parallel = f"{PARALLEL_ROWS:,} x {X.shape[1]}, n_jobs=-1"
+    steps = [
+        ("classifier fit, iris, serial", lambda: fit("iris", "best", None, iris_X, iris_y)),
+        ("classifier predict, iris, serial", lambda: fitted["iris"].predict(iris_X)),
+        (f"classifier fit, {parallel}", lambda: fit("parallel", "best", -1, X, y)),
+        (f"classifier predict, {parallel}", lambda: fitted["parallel"].predict(X)),
+    ]
+    for splitter in splitters:
+        if splitter != "best":  # same predict kernels as "best": fit only
+            steps += [
+                (f"{splitter} fit, iris, serial",
+                 lambda s=splitter: fit(s, s, None, iris_X, iris_y)),
+                (f"{splitter} fit, {parallel}", lambda s=splitter: fit(s, s, -1, X, y)),
+            ]  # fmt: skip
+    steps += [
+        ("classifier: entropy, max_leaf_nodes, max_features, sample_weight, predict_proba, "
+         "apply, decision_path (serial and n_jobs=-1)", other_paths),
+        ("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
+         "(serial and n_jobs=-1)", regressor),
+        ("MDLPDiscretizer fit + transform (not a tree kernel)", discretizer),
+    ]  # fmt: skip
+    return steps
+
+
+def kernel_coverage() -> dict[str, list[str]]:
+    """dtjit's compiled functions, split by whether this process compiled or loaded them.
+
+    Functions declared ``inline="always"`` are compiled into their callers and never get a
+    signature of their own, so they are left out. A kernel loaded from the on-disk cache
+    brings its callees' code along, so in a warm-cache process callees count as not
+    compiled: the list is meaningful for the cold child only.
+    """
+    from numba.core.registry import CPUDispatcher
+
+    compiled, not_compiled = [], []
+    for name, module in sorted(sys.modules.items()):
+        if name != "dtjit" and not name.startswith("dtjit."):
+            continue
+        for attr, obj in vars(module).items():
+            if not isinstance(obj, CPUDispatcher) or obj.__module__ != name:
+                continue
+            if obj.targetoptions.get("inline") == "always":
+                continue
+            (compiled if obj.signatures else not_compiled).append(f"{name}.{attr}")
+    return {"compiled": compiled, "not_compiled": not_compiled}
+
+
+def steps_child(splitters: list[str]) -> None:
+    """Body of the cold / warm-cache subprocess: time every step twice, print one JSON line."""
+    import sklearn.datasets  # noqa: F401  (dtjit imports scikit-learn too; not this module)
+
+    start = time.perf_counter()
+    import dtjit
+
+    import_s = time.perf_counter() - start
+    rejected: set[str] = set()
+    steps = workload(dtjit, splitters, rejected)
+    first = []
+    for _, step in steps:
+        t = time.perf_counter()
+        step()
+        first.append(time.perf_counter() - t)
+    again = [float("inf")] * len(steps)
+    for _ in range(REPEATS):  # the fastest repeat: a busy machine only ever adds time
+        for k, (_, step) in enumerate(steps):
+            t = time.perf_counter()
+            step()
+            again[k] = min(again[k], time.perf_counter() - t)
+    print(
+        json.dumps(
+            {
+                "import_s": import_s,
+                "steps": [
+                    {"step": name, "first_s": f, "again_s": a}
+                    for (name, _), f, a in zip(steps, first, again, strict=True)
+                ],
+                "kernels": kernel_coverage(),
+                "rejected_combinations": sorted(rejected),
+                "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR") or "(default: next to dtjit)",
+                "dtjit_file": dtjit.__file__,
+            }
+        )
+    )
+
+
+def run_steps_child(splitters: list[str], cache_dir: str | None) -> dict[str, Any]:
+    env = dict(os.environ)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--_steps-child", *splitters]
+    result = run_json_child(cmd, env)
+    tree_steps = [s for s in result["steps"] if s["step"].startswith(TREE_STEP_PREFIXES)]
+    result["tree_first_s"] = sum(s["first_s"] for s in tree_steps)
+    result["tree_compile_or_load_s"] = sum(s["first_s"] - s["again_s"] for s in tree_steps)
+    return result
+
+
+# -- warm start-up processes --------------------------------------------------------------------
+def warm_startup(runs: int) -> dict[str, Any]:
+    """``runs`` fresh processes per library, interleaved; their timings and medians."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in WARM_CODE}
+    with tempfile.TemporaryDirectory(prefix="dtjit-bench-startup-") as tmp:
+        paths = {"x": str(Path(tmp) / "X.npy"), "y": str(Path(tmp) / "y.npy")}
+        np.save(paths["x"], X)
+        np.save(paths["y"], y)
+
+        def task(name: str) -> Callable[[], None]:
+            cmd = [sys.executable, "-c", WARM_CODE[name].format(**paths)]
+            return lambda: results[name].append(run_json_child(cmd))
+
+        def report(name: str, r: int, _: float) -> None:
+            last = results[name][-1]
+            log(f"    {name:<8} run {r + 1}: in process {last['total_s']:.3f} s, "
+                f"whole process {last['process_wall_s']:.3f} s")  # fmt: skip
+
+        run_interleaved({name: task(name) for name in WARM_CODE}, dict.fromkeys(WARM_CODE, runs),
+                        report)  # fmt: skip
+    out: dict[str, Any] = {}
+    for name, runs_ in results.items():
+        keys = runs_[0].keys()
+        out[name] = {
+            "runs": runs_,
+            "median": {k: statistics.median(r[k] for r in runs_) for k in keys},
+        }
+    return out
+
+
+# -- reporting ----------------------------------------------------------------------------------
+def _difference(step: dict[str, float], digits: int) -> str:
+    """First run - repeat; a difference that rounds to zero is shown as 0, without a sign."""
+    return f"{round(step['first_s'] - step['again_s'], digits) + 0.0:.{digits}f}"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    m, warm, cold, cached = report["machine"], report["warm"], report["cold"], report["warm_cache"]
+    d, s = warm["dtjit"]["median"], warm["sklearn"]["median"]
+    lines = [
+        "# Start-up: import, compile and first results",
+        "",
+        f"Command: `{' '.join(report['command'])}`; {m['date_utc']}; {m['cpus_available']} CPUs "
+        f"({m['cpu_model']}), load average (1, 5, 15 min) at the end "
+        + " / ".join(f"{x:.2f}" for x in m["load_average"])
+        + f"; Python {m['python']}, numba {m['numba']}, scikit-learn {m['sklearn']}, dtjit "
+        f"{m['dtjit']} (commit {(m['git_commit'] or '?')[:10]}"
+        + (", uncommitted changes" if m.get("dtjit_sources_modified") else "")
+        + f"). Splitters: {', '.join(report['splitters'])}"
+        + "".join(f"; {k} not available" for k in report["splitters_missing"])
+        + ".",
+        "",
+        f"## Warm cache: a fresh process fits iris and predicts (median of {report['runs']})",
+        "",
+        "In-process seconds from before `import numpy` (numpy + loading iris from `.npy`, then "
+        "the library's import, fit, predict); *whole process* adds the interpreter's start-up "
+        "and exit, as timed by the parent.",
+        "",
+        "| library | numpy + data | import | fit | predict | import + fit + predict "
+        "(in process) | whole process |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, med in (("dtjit", d), ("scikit-learn", s)):
+        lines.append(
+            f"| {name} | {med['numpy_and_data_s']:.3f} | {med['import_s']:.3f} "
+            f"| {med['fit_s']:.4f} | {med['predict_s']:.4f} | {med['total_s']:.3f} "
+            f"| {med['process_wall_s']:.3f} |"
+        )
+    met = "met" if d["total_s"] <= WARM_GOAL_S else "NOT met"
+    lines += [
+        "",
+        f"Goal <= {WARM_GOAL_S:.1f} s for import + fit + predict: {met} ({d['total_s']:.3f} s in "
+        f"process, {d['process_wall_s']:.3f} s whole process; scikit-learn {s['total_s']:.3f} s "
+        f"/ {s['process_wall_s']:.3f} s).",
+        "",
+        "## Cold (empty numba cache) and warm cache, step by step",
+        "",
+        f"Each step runs once, then {REPEATS} more times, in the same fresh process; *repeat* is "
+        "the fastest of those, and *compile* (cold) or *cache load* (warm cache) = first run - "
+        "repeat.",
+        "",
+        "| step | cold: first (s) | cold: compile (s) | warm cache: first (s) "
+        "| warm cache: load (s) | repeat (s) |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| import dtjit | {cold['import_s']:.2f} | - | {cached['import_s']:.2f} | - | - |",
+    ]
+    for c, w in zip(cold["steps"], cached["steps"], strict=True):
+        lines.append(
+            f"| {c['step']} | {c['first_s']:.2f} | {_difference(c, 2)} "
+            f"| {w['first_s']:.3f} | {_difference(w, 3)} | {w['again_s']:.4f} |"
+        )
+    lines.append(
+        f"| **all tree fit / predict steps** | **{cold['tree_first_s']:.2f}** "
+        f"| **{cold['tree_compile_or_load_s']:.2f}** | **{cached['tree_first_s']:.3f}** "
+        f"| **{cached['tree_compile_or_load_s']:.3f}** | |"
+    )
+    kernels = cold["kernels"]
+    missing = [k for k in kernels["not_compiled"] if not k.startswith("dtjit._mdlp.")]
+    met = "met" if cold["tree_compile_or_load_s"] <= COMPILE_GOAL_S else "NOT met"
+    lines += [
+        "",
+        f"Goal <= {COMPILE_GOAL_S:.0f} s for the first-ever compile of every fit and predict "
+        f"kernel: {met} ({cold['tree_compile_or_load_s']:.1f} s; the whole cold process took "
+        f"{cold['process_wall_s']:.1f} s). The cold steps compiled "
+        f"{len(kernels['compiled'])} of {len(kernels['compiled']) + len(kernels['not_compiled'])}"
+        " dtjit kernels (inline helpers excluded); not compiled: "
+        + (", ".join(kernels["not_compiled"]) or "none")
+        + (
+            "."
+            if not missing
+            else f". **Tree kernels the steps missed, so not in the total: {', '.join(missing)}.**"
+        ),
+    ]
+    rejected = cold.get("rejected_combinations")
+    if rejected:
+        lines += ["", "Combinations an optional splitter rejected (not timed): "
+                  + "; ".join(rejected) + "."]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+# -- main ---------------------------------------------------------------------------------------
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=DEFAULT_RUNS,
+        help=f"warm start-up processes per library (default {DEFAULT_RUNS})",
+    )
+    parser.add_argument("--_steps-child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)  # fmt: skip
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args._steps_child:
+        steps_child(args._steps_child)
+        return 0
+    start = time.perf_counter()
+    missing = {s: p for s in OPTIONAL_SPLITTERS if (p := splitter_problem(s)) is not None}
+    splitters = ["best", *(s for s in OPTIONAL_SPLITTERS if s not in missing)]
+    log(f"splitters: {', '.join(splitters)}")
+    with tempfile.TemporaryDirectory(prefix="dtjit-empty-numba-cache-") as empty_cache:
+        log("cold: fresh process, empty NUMBA_CACHE_DIR (every kernel compiled) ...")
+        cold = run_steps_child(splitters, empty_cache)
+    log(
+        f"    compile {cold['tree_compile_or_load_s']:.2f} s, "
+        f"process {cold['process_wall_s']:.1f} s"
+    )
+    log("warm cache: priming run (fills the normal cache if it is stale), then the measured one")
+    priming = run_steps_child(splitters, None)
+    cached = run_steps_child(splitters, None)
+    log(f"    cache load {cached['tree_compile_or_load_s']:.3f} s")
+    log(f"warm start-up: {args.runs} fresh processes per library, interleaved ...")
+    warm = warm_startup(args.runs)
+    report: dict[str, Any] = {
+        "benchmark": "startup",
+        "command": [Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)],
+        "runs": args.runs,
+        "splitters": splitters,
+        "splitters_missing": missing,
+        "parallel_rows": PARALLEL_ROWS,
+        "goals_s": {"warm_import_fit_predict": WARM_GOAL_S, "cold_compile": COMPILE_GOAL_S},
+        "warm": warm,
+        "cold": cold,
+        "warm_cache": cached,
+        "warm_cache_priming_run": priming,
+    }
+    publish(report, markdown, JSON_PATH, MD_PATH, start)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -196,18 +196,29 @@ def test_routing_matches_reference_including_nan(n_rows, wide):
 
 @pytest.mark.parametrize("kernel", ["route_rows_serial", "route_rows_parallel"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_scan_reports_nan_and_infinity_and_routes_nothing(kernel, bad):
+@pytest.mark.parametrize("row", [0, 7, 12_345, 19_999])
+def test_kernels_report_nan_and_infinity_wherever_they_are(kernel, bad, row):
     tree = _fitted_tree(3)
     rng = np.random.default_rng(4)
     Xq = rng.normal(size=(20_000, 5)).astype(np.float32)
-    Xq[12_345, 3] = bad
-    out = np.full(len(Xq), -7, dtype=np.int64)
+    Xq[row, row % 5] = bad
+    out = np.empty(len(Xq), dtype=np.int64)
     found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), tree.node_ids(), out, False)
     expected = _predict.ROWS_HAVE_NAN if np.isnan(bad) else _predict.ROWS_HAVE_INF
     assert found == expected
-    # The bad row's block is not routed (the estimator raises); other blocks may be.
-    block = 12_345 // _predict.ROWS_PER_TASK * _predict.ROWS_PER_TASK
-    assert (out[block : block + _predict.ROWS_PER_TASK] == -7).all()
+    Xq[row, row % 5] = 1.0
+    assert getattr(_predict, kernel)(Xq, *tree.packed_nodes(), tree.node_ids(), out, False) == (
+        _predict.ROWS_FINITE
+    )
+
+
+def test_infinity_wins_over_nan_in_the_report():
+    tree = _fitted_tree(3)
+    Xq = np.zeros((100, 5), dtype=np.float32)
+    Xq[10, 1], Xq[90, 2] = np.nan, np.inf
+    out = np.empty(100, dtype=np.int64)
+    found = _predict.route_rows_serial(Xq, *tree.packed_nodes(), tree.node_ids(), out, True)
+    assert found == _predict.ROWS_HAVE_INF
 
 
 def test_thresholds_rounded_down_to_float32_keep_comparisons_exact():

@@ -297,18 +297,24 @@ class BaseDecisionTree(BaseEstimator):
     def _route(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
         """Return ``payload[leaf]`` for the leaf each row of a validated X reaches.
 
+        ``payload`` is int64 of shape (node_count,) or (node_count, width) (float64 values
+        travel as their int64 bit patterns); the result has shape (n_samples,) or
+        (n_samples, width) accordingly.
+
         Small inputs go straight to the serial kernel (no thread switching, at most one
         small copy); anything else is routed in blocks of about 16 MB, each converted to
         float32 on its own, in parallel when ``n_jobs`` allows and the block is large.
         """
         packed = self.tree_.packed_nodes()
-        out = np.empty(X.shape[0], dtype=np.int64)
+        flat = payload.ndim == 1
+        payload = payload.reshape(len(payload), -1)  # a view: payloads are contiguous
+        out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
         if X.size < PARALLEL_MIN_WORK:
             found = _predict.route_rows_serial(
                 _blocks.float32_block(X), *packed, payload, out, ALLOW_NAN
             )
             _raise_for_unroutable(found)
-            return out
+            return out.reshape(-1) if flat else out
         if _blocks.is_kernel_ready(X) and not _blocks.is_memory_mapped(X):
             rows = X.shape[0]  # already in memory in the kernels' layout: one call
         else:
@@ -322,7 +328,7 @@ class BaseDecisionTree(BaseEstimator):
                 )
                 found = kernel(block, *packed, payload, out[start:stop], ALLOW_NAN)
                 _raise_for_unroutable(found)
-        return out
+        return out.reshape(-1) if flat else out
 
     def apply(self, X: Any, check_input: bool = True) -> np.ndarray:
         """Return the index of the leaf each sample ends up in.
@@ -618,8 +624,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         -------
         ndarray of float64, shape (n_samples, n_classes)
         """
-        leaves = self._route(self._validate_X_predict(X), self.tree_.node_ids())
-        return np.take(self.tree_.class_fractions(), leaves, axis=0)
+        X = self._validate_X_predict(X)
+        fractions = self.tree_.class_fractions().view(np.int64)
+        return self._route(X, fractions).view(np.float64)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Predict the natural logarithm of the class probabilities.

@@ -232,8 +232,8 @@ class Tree:
     def class_fractions(self) -> np.ndarray:
         """Return ``value[:, 0, :]`` as a contiguous (n_nodes, n_classes) array (built once).
 
-        ``np.take`` of its rows is 4x faster than fancy-indexing the 3-D ``value``
-        (measured: 10M rows of a 10-class tree, 0.17 s against 0.67 s).
+        ``predict_proba`` has the traversal kernel copy these rows (as int64 bit patterns)
+        straight into its output.
         """
         return self._derive("fractions", lambda: np.array(self.value[:, 0, :], order="C"))
 

@@ -180,10 +180,11 @@ def test_routing_matches_reference_including_nan(n_rows, wide):
         tree.feature, tree.threshold, tree.left, tree.missing_left, tree.n_features, wide=wide
     )
     assert packed.nodes.dtype == (_predict.WIDE_NODE_DTYPE if wide else _predict.COMPACT_NODE_DTYPE)
-    payload = np.arange(tree.node_count, dtype=np.int64) * 3 + 1  # not the identity
+    # Three int64 words per node, none of them the node id: each row gets its leaf's row.
+    payload = np.arange(tree.node_count * 3, dtype=np.int64).reshape(-1, 3) * 7 + 1
     has_nan = bool(np.isnan(Xq).any())
     for kernel in (_predict.route_rows_serial, _predict.route_rows_parallel):
-        out = np.full(n_rows, -1, dtype=np.int64)
+        out = np.full((n_rows, 3), -1, dtype=np.int64)
         found = kernel(Xq, *packed, payload, out, True)
         assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
         np.testing.assert_array_equal(out, payload[expected])
@@ -202,22 +203,23 @@ def test_kernels_report_nan_and_infinity_wherever_they_are(kernel, bad, row):
     rng = np.random.default_rng(4)
     Xq = rng.normal(size=(20_000, 5)).astype(np.float32)
     Xq[row, row % 5] = bad
-    out = np.empty(len(Xq), dtype=np.int64)
-    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), tree.node_ids(), out, False)
+    out = np.empty((len(Xq), 1), dtype=np.int64)
+    ids = tree.node_ids().reshape(-1, 1)
+    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), ids, out, False)
     expected = _predict.ROWS_HAVE_NAN if np.isnan(bad) else _predict.ROWS_HAVE_INF
     assert found == expected
     Xq[row, row % 5] = 1.0
-    assert getattr(_predict, kernel)(Xq, *tree.packed_nodes(), tree.node_ids(), out, False) == (
-        _predict.ROWS_FINITE
-    )
+    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), ids, out, False)
+    assert found == _predict.ROWS_FINITE
 
 
 def test_infinity_wins_over_nan_in_the_report():
     tree = _fitted_tree(3)
     Xq = np.zeros((100, 5), dtype=np.float32)
     Xq[10, 1], Xq[90, 2] = np.nan, np.inf
-    out = np.empty(100, dtype=np.int64)
-    found = _predict.route_rows_serial(Xq, *tree.packed_nodes(), tree.node_ids(), out, True)
+    out = np.empty((100, 1), dtype=np.int64)
+    ids = tree.node_ids().reshape(-1, 1)
+    found = _predict.route_rows_serial(Xq, *tree.packed_nodes(), ids, out, True)
     assert found == _predict.ROWS_HAVE_INF
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._criterion import impurity_improvement, node_impurity
-from ._jit import EPSILON, PARALLEL_MIN_WORK, TREE_LEAF, TREE_UNDEFINED, kernel
+from ._jit import EPSILON, PARALLEL_MIN_WORK, TREE_LEAF, TREE_UNDEFINED, inline_kernel, kernel
 from ._splitter import (
     NO_SPLIT,
     best_splits_parallel,
@@ -27,6 +27,8 @@ from ._splitter import (
     draw_candidate_features,
     partition_parallel,
     partition_serial,
+    presorted_constant_features,
+    rand_uniform,
     segment_stats,
 )
 
@@ -42,14 +44,33 @@ def grow(a, capacity, fill):
     return out
 
 
+@inline_kernel
+def is_leaf_by_rules(
+    n, weight, impurity, depth, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf
+):
+    """Whether a node is a leaf before any split search (scikit-learn's rules and order)."""
+    return (
+        depth >= max_depth
+        or n < min_samples_split
+        or n < 2 * min_samples_leaf
+        or weight < 2.0 * min_weight_leaf
+        or impurity <= EPSILON
+    )
+
+
 @kernel
 def evaluate_batch(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
     is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
+    random_split,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
+
+    With ``random_split`` (``splitter="random"``) each searched non-constant feature gets one
+    threshold drawn uniformly between the node's smallest and largest value, and the best of
+    those is chosen (scikit-learn's random splitter).
 
     Returns
     -------
@@ -70,7 +91,8 @@ def evaluate_batch(
     Leaf rules, in scikit-learn's order: ``depth >= max_depth``, ``n < min_samples_split``,
     ``n < 2 * min_samples_leaf``, ``W < 2 * min_weight_leaf``, ``impurity <= EPSILON``; then no
     valid candidate, or ``improvement + EPSILON < min_impurity_decrease``.
-    Random numbers (``max_features``) are drawn here, serially, in batch order.
+    Random numbers (``max_features``, random thresholds) are drawn here, serially, in batch
+    order: per node the features first, then one threshold per candidate in feature order.
     """
     n_features = sorted_idx.shape[0]
     n_batch = nodes.shape[0]
@@ -89,13 +111,10 @@ def evaluate_batch(
     for k in range(n_batch):
         node = nodes[k]
         n = node_end[node] - node_start[node]
-        if (
-            node_depth[node] >= max_depth
-            or n < min_samples_split
-            or n < 2 * min_samples_leaf
-            or node_weight[node] < 2.0 * min_weight_leaf
-            or node_impurity_[node] <= EPSILON
-        ):
+        if is_leaf_by_rules(
+            n, node_weight[node], node_impurity_[node], node_depth[node], max_depth,
+            min_samples_split, min_samples_leaf, min_weight_leaf,
+        ):  # fmt: skip
             continue
         searched[n_searched] = k
         n_searched += 1
@@ -112,27 +131,39 @@ def evaluate_batch(
 
     candidate = np.empty((n_searched, n_features), dtype=np.uint8)
     f_order = np.empty(n_features, dtype=np.int64)
-    for s in range(n_searched):
-        node = search_nodes[s]
-        draw_candidate_features(
-            f_order, max_features, node_start[node], node_end[node], sorted_val, rng_state,
-            candidate[s],
-        )  # fmt: skip
-
+    constant = np.zeros(n_features, dtype=np.uint8)
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
     out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    for s in range(n_searched):
+        node = search_nodes[s]
+        start = node_start[node]
+        end = node_end[node]
+        if max_features < n_features or random_split:
+            presorted_constant_features(start, end, sorted_val, constant)
+        draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
+        if random_split:
+            # One threshold per searched non-constant feature, drawn in feature order,
+            # serially here so the parallel sweep below stays reproducible.
+            for f in range(n_features):
+                if candidate[s, f] and not constant[f]:
+                    low = np.float64(sorted_val[f, start])
+                    high = np.float64(sorted_val[f, end - 1])
+                    t = rand_uniform(rng_state, low, high)
+                    out_threshold[s, f] = low if t == high else t
+                else:
+                    candidate[s, f] = 0
     if parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
     else:
         best_splits_serial(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
     for s in range(n_searched):
@@ -264,7 +295,7 @@ def build(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks,
+    n_chunks, random_split,
 ):  # fmt: skip
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
 
@@ -297,6 +328,8 @@ def build(
         Whether large batches may use threads.
     n_chunks : int
         Threads available to the partition.
+    random_split : bool
+        ``splitter="random"``: score one random threshold per candidate feature.
 
     Returns
     -------
@@ -358,7 +391,7 @@ def build(
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
             min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel,
+            parallel, random_split,
         )  # fmt: skip
         if best_first:
             # Queue the splittable nodes, then expand the best one of the whole frontier.

@@ -35,7 +35,8 @@ class BaseDecisionTree(BaseEstimator):
     """Shared machinery of :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`."""
 
     _parameter_constraints: dict = {
-        "splitter": [StrOptions({"best"})],
+        "splitter": [StrOptions({"best", "random", "hist"})],
+        "max_bins": [Interval(numbers.Integral, 2, 255, closed="both")],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "min_samples_split": [
             Interval(numbers.Integral, 2, None, closed="left"),
@@ -177,6 +178,7 @@ class BaseDecisionTree(BaseEstimator):
                 int(min_samples_leaf),
                 float(min_weight_leaf), min_impurity_decrease, int(self.max_features_),
                 max_leaf_nodes, rng_state, bool(parallel), int(n_threads),
+                self.splitter == "random",
             )  # fmt: skip
         del sorted_idx, sorted_val
 
@@ -505,6 +507,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         min_impurity_decrease: float = 0.0,
         class_weight: Any = None,
         n_jobs: int | None = None,
+        max_bins: int = 255,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -518,6 +521,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.class_weight = class_weight
         self.n_jobs = n_jobs
+        self.max_bins = max_bins
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeClassifier:
         """Build the tree from the training set (X, y).
@@ -680,6 +684,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
         n_jobs: int | None = None,
+        max_bins: int = 255,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -692,6 +697,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.n_jobs = n_jobs
+        self.max_bins = max_bins
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeRegressor:
         """Build the tree from the training set (X, y).

@@ -58,6 +58,35 @@ def is_leaf_by_rules(
     )
 
 
+@inline_kernel
+def accept_split(
+    k, f, pos, split_threshold_k, weight_left, weight_right, criterion, impurity, weight,
+    weight_root, min_impurity_decrease, split_feature, split_pos, split_threshold, improvement,
+    child_stats, child_weight, child_impurity,
+):  # fmt: skip
+    """Record batch node ``k``'s best split unless its impurity decrease is too small.
+
+    ``child_stats[k]`` holds the children's statistics on entry; their impurities and the
+    weighted impurity decrease are computed here, and the node stays a leaf
+    (``split_feature[k] == -1``) if ``improvement + EPSILON < min_impurity_decrease``.
+    """
+    impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
+    impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
+    gain = impurity_improvement(
+        impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
+    )
+    if gain + EPSILON < min_impurity_decrease:
+        return
+    child_weight[k, 0] = weight_left
+    child_weight[k, 1] = weight_right
+    child_impurity[k, 0] = impurity_left
+    child_impurity[k, 1] = impurity_right
+    split_feature[k] = f
+    split_pos[k] = pos
+    split_threshold[k] = split_threshold_k
+    improvement[k] = gain
+
+
 @kernel
 def evaluate_batch(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
@@ -187,31 +216,45 @@ def evaluate_batch(
         weight_right = segment_stats(
             idx, pos, end, code, contrib, sample_weight, y, is_regression, child_stats[k, 1]
         )
-        impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
-        impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
-        gain = impurity_improvement(
-            node_impurity_[node],
-            impurity_left,
-            impurity_right,
-            weight_left,
-            weight_right,
-            node_weight[node],
-            weight_root,
-        )
-        if gain + EPSILON < min_impurity_decrease:
-            continue
-        child_weight[k, 0] = weight_left
-        child_weight[k, 1] = weight_right
-        child_impurity[k, 0] = impurity_left
-        child_impurity[k, 1] = impurity_right
-        split_feature[k] = best_f
-        split_pos[k] = pos
-        split_threshold[k] = out_threshold[s, best_f]
-        improvement[k] = gain
+        accept_split(
+            k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
+            node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
+            split_feature, split_pos, split_threshold, improvement, child_stats, child_weight,
+            child_impurity,
+        )  # fmt: skip
     return (
         split_feature, split_pos, split_threshold, improvement,
         child_stats, child_weight, child_impurity,
     )  # fmt: skip
+
+
+@inline_kernel
+def append_children(
+    k, node, first_child, split_feature, split_pos, split_threshold, child_stats, child_weight,
+    child_impurity, feature, threshold, left, right, missing_left, node_start, node_end,
+    node_depth, node_stats, node_weight, node_impurity_,
+):  # fmt: skip
+    """Make batch node ``k`` (id ``node``) a split with children ``first_child`` and the next.
+
+    ``missing_left`` follows scikit-learn for features without missing values: NaN goes to
+    the child with more training samples.
+    """
+    start = node_start[node]
+    end = node_end[node]
+    pos = split_pos[k]
+    feature[node] = split_feature[k]
+    threshold[node] = split_threshold[k]
+    left[node] = first_child
+    right[node] = first_child + 1
+    missing_left[node] = 1 if pos - start > end - pos else 0
+    for side in range(2):
+        child = first_child + side
+        node_start[child] = start if side == 0 else pos
+        node_end[child] = pos if side == 0 else end
+        node_depth[child] = node_depth[node] + 1
+        node_stats[child] = child_stats[k, side]
+        node_weight[child] = child_weight[k, side]
+        node_impurity_[child] = child_impurity[k, side]
 
 
 @kernel
@@ -233,8 +276,7 @@ def apply_splits(
     Notes
     -----
     Children are appended in batch order, left before right, so ``right == left + 1`` and a
-    batch that is one level yields breadth-first ids. ``missing_left`` follows scikit-learn
-    for features without missing values: NaN goes to the child with more training samples.
+    batch that is one level yields breadth-first ids.
     """
     n_batch = nodes.shape[0]
     split_nodes = np.empty(n_batch, dtype=np.int64)
@@ -251,22 +293,12 @@ def apply_splits(
         end = node_end[node]
         pos = split_pos[k]
         idx = sorted_idx[f]
-        left_child = node_count
-        right_child = node_count + 1
+        append_children(
+            k, node, node_count, split_feature, split_pos, split_threshold, child_stats,
+            child_weight, child_impurity, feature, threshold, left, right, missing_left,
+            node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+        )  # fmt: skip
         node_count += 2
-        feature[node] = f
-        threshold[node] = split_threshold[k]
-        left[node] = left_child
-        right[node] = right_child
-        missing_left[node] = 1 if pos - start > end - pos else 0
-        for side in range(2):
-            child = left_child + side
-            node_start[child] = start if side == 0 else pos
-            node_end[child] = pos if side == 0 else end
-            node_depth[child] = node_depth[node] + 1
-            node_stats[child] = child_stats[k, side]
-            node_weight[child] = child_weight[k, side]
-            node_impurity_[child] = child_impurity[k, side]
         # The split feature is sorted, so its first pos - start samples are the left child.
         for p in range(start, pos):
             goes_left[idx[p]] = 1
@@ -346,47 +378,20 @@ def build(
     """
     n_samples = sorted_idx.shape[1]
     capacity = INITIAL_CAPACITY
-    feature = np.full(capacity, TREE_UNDEFINED, dtype=np.int32)
-    threshold = np.full(capacity, float(TREE_UNDEFINED), dtype=np.float64)
-    left = np.full(capacity, TREE_LEAF, dtype=np.int32)
-    right = np.full(capacity, TREE_LEAF, dtype=np.int32)
-    missing_left = np.zeros(capacity, dtype=np.uint8)
-    node_start = np.zeros(capacity, dtype=np.int64)
-    node_end = np.zeros(capacity, dtype=np.int64)
-    node_depth = np.zeros(capacity, dtype=np.int64)
-    node_stats = np.zeros((capacity, n_stats), dtype=np.float64)
-    node_weight = np.zeros(capacity, dtype=np.float64)
-    node_impurity_ = np.zeros(capacity, dtype=np.float64)
+    tree = new_nodes(capacity, n_stats)
     goes_left = np.zeros(n_samples, dtype=np.uint8)
-
-    node_end[0] = n_samples
-    node_weight[0] = segment_stats(
-        sorted_idx[0], 0, n_samples, code, contrib, sample_weight, y, is_regression,
-        node_stats[0],
-    )  # fmt: skip
-    node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
-    weight_root = node_weight[0]
+    weight_root = init_root(tree, sorted_idx[0], code, contrib, sample_weight, y, is_regression,
+                            criterion)  # fmt: skip
     node_count = 1
-
-    # Best-first frontier: a binary max-heap of (improvement, -node id) held in two arrays.
-    heap_node = np.empty(INITIAL_CAPACITY, dtype=np.int64)
-    heap_gain = np.empty(INITIAL_CAPACITY, dtype=np.float64)
+    frontier = new_frontier(capacity, n_stats)
     heap_size = 0
-    pending_feature = np.full(capacity, -1, dtype=np.int32)
-    pending_pos = np.zeros(capacity, dtype=np.int64)
-    pending_threshold = np.zeros(capacity, dtype=np.float64)
-    pending_child_stats = np.zeros((capacity, 2, n_stats), dtype=np.float64)
-    pending_child_weight = np.zeros((capacity, 2), dtype=np.float64)
-    pending_child_impurity = np.zeros((capacity, 2), dtype=np.float64)
-
     best_first = max_leaf_nodes > 0
     batch = np.zeros(1, dtype=np.int64)  # the root
     splits_left = max_leaf_nodes - 1
     while batch.shape[0] > 0:
-        (
-            split_feature, split_pos, split_threshold, gain,
-            child_stats, child_weight, child_impurity,
-        ) = evaluate_batch(  # fmt: skip
+        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        splits = evaluate_batch(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
@@ -394,58 +399,18 @@ def build(
             parallel, random_split,
         )  # fmt: skip
         if best_first:
-            # Queue the splittable nodes, then expand the best one of the whole frontier.
-            for k in range(batch.shape[0]):
-                if split_feature[k] < 0:
-                    continue
-                node = batch[k]
-                pending_feature[node] = split_feature[k]
-                pending_pos[node] = split_pos[k]
-                pending_threshold[node] = split_threshold[k]
-                pending_child_stats[node] = child_stats[k]
-                pending_child_weight[node] = child_weight[k]
-                pending_child_impurity[node] = child_impurity[k]
-                if heap_size == heap_node.shape[0]:
-                    heap_node = grow(heap_node, 2 * heap_size, 0)
-                    heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
-                heap_size = heap_push(heap_node, heap_gain, heap_size, node, gain[k])
+            frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
             if heap_size == 0 or splits_left <= 0:
                 break
-            node = heap_node[0]
-            heap_size = heap_pop(heap_node, heap_gain, heap_size)
             splits_left -= 1
-            batch = np.full(1, node, dtype=np.int64)
-            split_feature = np.full(1, pending_feature[node], dtype=np.int32)
-            split_pos = np.full(1, pending_pos[node], dtype=np.int64)
-            split_threshold = np.full(1, pending_threshold[node], dtype=np.float64)
-            child_stats = pending_child_stats[node : node + 1].copy()
-            child_weight = pending_child_weight[node : node + 1].copy()
-            child_impurity = pending_child_impurity[node : node + 1].copy()
-
-        n_new = 0
-        for k in range(batch.shape[0]):
-            if split_feature[k] >= 0:
-                n_new += 2
-        if node_count + n_new > capacity:
-            capacity = max(2 * capacity, node_count + n_new)
-            feature = grow(feature, capacity, TREE_UNDEFINED)
-            threshold = grow(threshold, capacity, float(TREE_UNDEFINED))
-            left = grow(left, capacity, TREE_LEAF)
-            right = grow(right, capacity, TREE_LEAF)
-            missing_left = grow(missing_left, capacity, 0)
-            node_start = grow(node_start, capacity, 0)
-            node_end = grow(node_end, capacity, 0)
-            node_depth = grow(node_depth, capacity, 0)
-            node_stats = grow(node_stats, capacity, 0.0)
-            node_weight = grow(node_weight, capacity, 0.0)
-            node_impurity_ = grow(node_impurity_, capacity, 0.0)
-            if best_first:
-                pending_feature = grow(pending_feature, capacity, -1)
-                pending_pos = grow(pending_pos, capacity, 0)
-                pending_threshold = grow(pending_threshold, capacity, 0.0)
-                pending_child_stats = grow(pending_child_stats, capacity, 0.0)
-                pending_child_weight = grow(pending_child_weight, capacity, 0.0)
-                pending_child_impurity = grow(pending_child_impurity, capacity, 0.0)
+            batch, splits, heap_size = pop_best(frontier, heap_size)
+        capacity, tree, frontier = make_room(batch, splits[0], node_count, capacity, tree,
+                                             frontier, best_first)  # fmt: skip
+        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        split_feature, split_pos, split_threshold, _, child_stats, child_weight, child_impurity = (
+            splits
+        )
         first_child = node_count
         node_count = apply_splits(
             batch, split_feature, split_pos, split_threshold, child_stats, child_weight,
@@ -454,7 +419,153 @@ def build(
             sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
+    return finished_tree(tree, node_count)
 
+
+@kernel
+def new_nodes(capacity, n_stats):
+    """Node storage: ``feature, threshold, left, right, missing_left, node_start, node_end,
+    node_depth, node_stats, node_weight, node_impurity`` with room for ``capacity`` nodes."""
+    return (
+        np.full(capacity, TREE_UNDEFINED, dtype=np.int32),
+        np.full(capacity, float(TREE_UNDEFINED), dtype=np.float64),
+        np.full(capacity, TREE_LEAF, dtype=np.int32),
+        np.full(capacity, TREE_LEAF, dtype=np.int32),
+        np.zeros(capacity, dtype=np.uint8),
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros((capacity, n_stats), dtype=np.float64),
+        np.zeros(capacity, dtype=np.float64),
+        np.zeros(capacity, dtype=np.float64),
+    )
+
+
+@kernel
+def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, criterion):
+    """Make node 0 the root over all samples ``root_idx``; returns its weight."""
+    node_end = tree[6]
+    node_stats = tree[8]
+    node_weight = tree[9]
+    node_impurity_ = tree[10]
+    n_samples = root_idx.shape[0]
+    node_end[0] = n_samples
+    node_weight[0] = segment_stats(
+        root_idx, 0, n_samples, code, contrib, sample_weight, y, is_regression, node_stats[0]
+    )
+    node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
+    return node_weight[0]
+
+
+@kernel
+def new_frontier(capacity, n_stats):
+    """Best-first frontier: a binary max-heap of (improvement, -node id) in two arrays, and
+    the pending split of every queued node (``feature, pos, threshold, child_stats,
+    child_weight, child_impurity``, indexed by node id)."""
+    return (
+        np.empty(INITIAL_CAPACITY, dtype=np.int64),
+        np.empty(INITIAL_CAPACITY, dtype=np.float64),
+        np.full(capacity, -1, dtype=np.int32),
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros(capacity, dtype=np.float64),
+        np.zeros((capacity, 2, n_stats), dtype=np.float64),
+        np.zeros((capacity, 2), dtype=np.float64),
+        np.zeros((capacity, 2), dtype=np.float64),
+    )
+
+
+@kernel
+def queue_splits(batch, splits, frontier, heap_size):
+    """Queue the batch nodes that have a split; returns the frontier and the heap size."""
+    split_feature, split_pos, split_threshold, gain, child_stats, child_weight, child_impurity = (
+        splits
+    )
+    (heap_node, heap_gain, pending_feature, pending_pos, pending_threshold,
+     pending_child_stats, pending_child_weight, pending_child_impurity) = frontier  # fmt: skip
+    for k in range(batch.shape[0]):
+        if split_feature[k] < 0:
+            continue
+        node = batch[k]
+        pending_feature[node] = split_feature[k]
+        pending_pos[node] = split_pos[k]
+        pending_threshold[node] = split_threshold[k]
+        pending_child_stats[node] = child_stats[k]
+        pending_child_weight[node] = child_weight[k]
+        pending_child_impurity[node] = child_impurity[k]
+        if heap_size == heap_node.shape[0]:
+            heap_node = grow(heap_node, 2 * heap_size, 0)
+            heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
+        heap_size = heap_push(heap_node, heap_gain, heap_size, node, gain[k])
+    frontier = (heap_node, heap_gain, pending_feature, pending_pos, pending_threshold,
+                pending_child_stats, pending_child_weight, pending_child_impurity)  # fmt: skip
+    return frontier, heap_size
+
+
+@kernel
+def pop_best(frontier, heap_size):
+    """Take the best node off the frontier: returns it as a one-node batch with its split."""
+    (heap_node, heap_gain, pending_feature, pending_pos, pending_threshold,
+     pending_child_stats, pending_child_weight, pending_child_impurity) = frontier  # fmt: skip
+    node = heap_node[0]
+    heap_size = heap_pop(heap_node, heap_gain, heap_size)
+    splits = (
+        np.full(1, pending_feature[node], dtype=np.int32),
+        np.full(1, pending_pos[node], dtype=np.int64),
+        np.full(1, pending_threshold[node], dtype=np.float64),
+        np.zeros(1, dtype=np.float64),
+        pending_child_stats[node : node + 1].copy(),
+        pending_child_weight[node : node + 1].copy(),
+        pending_child_impurity[node : node + 1].copy(),
+    )
+    return np.full(1, node, dtype=np.int64), splits, heap_size
+
+
+@kernel
+def make_room(batch, split_feature, node_count, capacity, tree, frontier, best_first):
+    """Grow the node storage (doubling) so the batch's children fit; returns the new state."""
+    n_new = 0
+    for k in range(batch.shape[0]):
+        if split_feature[k] >= 0:
+            n_new += 2
+    if node_count + n_new <= capacity:
+        return capacity, tree, frontier
+    capacity = max(2 * capacity, node_count + n_new)
+    (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+     node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+    tree = (
+        grow(feature, capacity, TREE_UNDEFINED),
+        grow(threshold, capacity, float(TREE_UNDEFINED)),
+        grow(left, capacity, TREE_LEAF),
+        grow(right, capacity, TREE_LEAF),
+        grow(missing_left, capacity, 0),
+        grow(node_start, capacity, 0),
+        grow(node_end, capacity, 0),
+        grow(node_depth, capacity, 0),
+        grow(node_stats, capacity, 0.0),
+        grow(node_weight, capacity, 0.0),
+        grow(node_impurity_, capacity, 0.0),
+    )
+    if best_first:
+        (heap_node, heap_gain, pending_feature, pending_pos, pending_threshold,
+         pending_child_stats, pending_child_weight, pending_child_impurity) = frontier  # fmt: skip
+        frontier = (
+            heap_node,
+            heap_gain,
+            grow(pending_feature, capacity, -1),
+            grow(pending_pos, capacity, 0),
+            grow(pending_threshold, capacity, 0.0),
+            grow(pending_child_stats, capacity, 0.0),
+            grow(pending_child_weight, capacity, 0.0),
+            grow(pending_child_impurity, capacity, 0.0),
+        )
+    return capacity, tree, frontier
+
+
+@kernel
+def finished_tree(tree, node_count):
+    """The builders' result: the node arrays truncated to ``node_count`` (see :func:`build`)."""
+    (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+     node_stats, node_weight, node_impurity_) = tree  # fmt: skip
     n_node_samples = node_end[:node_count] - node_start[:node_count]
     return (
         feature[:node_count].copy(),

@@ -1,4 +1,4 @@
-"""Level-wise (breadth-first) and best-first tree builders over presorted segments.
+"""Level-wise (breadth-first) and best-first tree builders, over presorted or binned data.
 
 Both builders share two steps, applied to a *batch* of nodes:
 
@@ -19,6 +19,15 @@ from __future__ import annotations
 import numpy as np
 
 from ._criterion import impurity_improvement, node_impurity
+from ._hist import (
+    build_histograms_parallel,
+    build_histograms_serial,
+    constant_features,
+    partition_rows,
+    subtract_histograms,
+    sweep_parallel,
+    sweep_serial,
+)
 from ._jit import EPSILON, PARALLEL_MIN_WORK, TREE_LEAF, TREE_UNDEFINED, inline_kernel, kernel
 from ._splitter import (
     NO_SPLIT,
@@ -579,6 +588,353 @@ def finished_tree(tree, node_count):
         node_impurity_[:node_count].copy(),
         n_node_samples,
     )
+
+
+# Nodes with fewer rows build a throw-away histogram when searched; larger ones keep theirs
+# while open, so their children can derive one by subtraction. Below this size the build
+# from rows costs less than zeroing, storing and subtracting a full histogram.
+HIST_MIN_ROWS = 2048
+
+
+@kernel
+def evaluate_batch_hist(
+    nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+    node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+    sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
+    min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
+    weight_root, rng_state, parallel, n_chunks,
+):  # fmt: skip
+    """What :func:`evaluate_batch` does, over histograms of binned data.
+
+    Returns the same arrays. The chosen split's rows are partitioned here (the pass that sums
+    the children's statistics moves them too), so ``split_pos`` is final on return.
+
+    Notes
+    -----
+    Leaf rules, feature draws and the reduction over features are those of the exact
+    builder; a node is swept from its stored histogram (slot ``node_slot[node] >= 0``) or
+    from one built on the spot.
+    """
+    n_features = codes.shape[1]
+    n_batch = nodes.shape[0]
+    n_stats = node_stats.shape[1]
+    split_feature = np.full(n_batch, -1, dtype=np.int32)
+    split_pos = np.zeros(n_batch, dtype=np.int64)
+    split_threshold = np.zeros(n_batch, dtype=np.float64)
+    improvement = np.zeros(n_batch, dtype=np.float64)
+    child_stats = np.zeros((n_batch, 2, n_stats), dtype=np.float64)
+    child_weight = np.zeros((n_batch, 2), dtype=np.float64)
+    child_impurity = np.zeros((n_batch, 2), dtype=np.float64)
+    splits = (split_feature, split_pos, split_threshold, improvement, child_stats, child_weight,
+              child_impurity)  # fmt: skip
+
+    searched = np.empty(n_batch, dtype=np.int64)
+    n_searched = 0
+    work = 0
+    max_segment = 0
+    for k in range(n_batch):
+        node = nodes[k]
+        n = node_end[node] - node_start[node]
+        if is_leaf_by_rules(
+            n, node_weight[node], node_impurity_[node], node_depth[node], max_depth,
+            min_samples_split, min_samples_leaf, min_weight_leaf,
+        ):  # fmt: skip
+            continue
+        searched[n_searched] = k
+        n_searched += 1
+        work += bin_offset[n_features] if node_slot[node] >= 0 else 2 * n * n_features
+        max_segment = max(max_segment, n)
+    if n_searched == 0:
+        return splits
+    searched = searched[:n_searched]
+    search_nodes = np.empty(n_searched, dtype=np.int64)
+    for s in range(n_searched):
+        search_nodes[s] = nodes[searched[s]]
+
+    candidate = np.empty((n_searched, n_features), dtype=np.uint8)
+    f_order = np.empty(n_features, dtype=np.int64)
+    constant = np.zeros(n_features, dtype=np.uint8)
+    for s in range(n_searched):
+        node = search_nodes[s]
+        if max_features < n_features:
+            constant_features(hist_pool, node_slot[node], rows, node_start[node], node_end[node],
+                              codes, bin_offset, n_sweep, constant)  # fmt: skip
+        draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
+
+    out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
+    out_cut = np.empty((n_searched, n_features), dtype=np.int64)
+    out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    if parallel and work >= PARALLEL_MIN_WORK:
+        sweep_parallel(
+            search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
+            rows, codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+            out_threshold, min(4 * n_chunks, n_searched),
+        )  # fmt: skip
+    else:
+        sweep_serial(
+            search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
+            rows, codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+            out_threshold,
+        )  # fmt: skip
+
+    scratch = np.empty(max_segment, dtype=np.int32)
+    for s in range(n_searched):
+        node = search_nodes[s]
+        k = searched[s]
+        best_f = -1
+        best_proxy = NO_SPLIT
+        for f in range(n_features):
+            if out_proxy[s, f] > best_proxy:
+                best_proxy = out_proxy[s, f]
+                best_f = f
+        if best_f < 0:
+            continue
+        pos, weight_left, weight_right = partition_rows(
+            rows, node_start[node], node_end[node], codes, best_f,
+            out_cut[s, best_f] - bin_offset[best_f], code, contrib, sample_weight, y,
+            is_regression, scratch, child_stats[k, 0], child_stats[k, 1],
+        )  # fmt: skip
+        accept_split(
+            k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
+            node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
+            split_feature, split_pos, split_threshold, improvement, child_stats, child_weight,
+            child_impurity,
+        )  # fmt: skip
+    return splits
+
+
+@kernel
+def take_slot(hist_pool, free_slots, n_free):
+    """Take a free histogram slot, doubling the pool when none is left.
+
+    Returns
+    -------
+    slot, hist_pool, free_slots, n_free
+    """
+    if n_free == 0:
+        old = hist_pool.shape[0]
+        pool = np.empty((2 * old,) + hist_pool.shape[1:], dtype=np.float64)
+        pool[:old] = hist_pool
+        hist_pool = pool
+        free_slots = np.empty(2 * old, dtype=np.int64)
+        for j in range(old):
+            free_slots[j] = 2 * old - 1 - j
+        n_free = old
+    n_free -= 1
+    return free_slots[n_free], hist_pool, free_slots, n_free
+
+
+@kernel
+def give_back_slot(node, node_slot, free_slots, n_free):
+    """Return ``node``'s histogram slot (if any) to the free list; returns ``n_free``."""
+    if node_slot[node] >= 0:
+        free_slots[n_free] = node_slot[node]
+        node_slot[node] = -1
+        n_free += 1
+    return n_free
+
+
+@kernel
+def children_histograms(
+    batch, split_feature, first_child, node_start, node_end, node_depth, node_weight,
+    node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset, code,
+    contrib, sample_weight, unit_weight, n_sweep, max_depth, min_samples_split,
+    min_samples_leaf, min_weight_leaf, parallel, n_chunks,
+):  # fmt: skip
+    """Histograms of the new children that need one; the split parents' slots are freed.
+
+    A child needs a stored histogram when it will be searched (no leaf rule applies) and has
+    at least ``HIST_MIN_ROWS`` rows. Of two siblings the smaller is built from its rows and
+    the larger is the parent's histogram minus it (the smaller's histogram is built into
+    the larger's slot when the smaller itself needs none).
+
+    Returns
+    -------
+    hist_pool, free_slots, n_free
+    """
+    n_batch = batch.shape[0]
+    task_slot = np.empty(2 * n_batch, dtype=np.int64)
+    task_start = np.empty(2 * n_batch, dtype=np.int64)
+    task_end = np.empty(2 * n_batch, dtype=np.int64)
+    derive_dst = np.empty(n_batch, dtype=np.int64)
+    derive_parent = np.empty(n_batch, dtype=np.int64)
+    derive_src = np.empty(n_batch, dtype=np.int64)
+    n_tasks = 0
+    n_derive = 0
+    work = 0
+    child = first_child
+    for k in range(n_batch):
+        if split_feature[k] < 0:
+            continue
+        parent = batch[k]
+        node_slot[child] = -1
+        node_slot[child + 1] = -1
+        parent_slot = node_slot[parent]
+        children = (child, child + 1)
+        child += 2
+        if parent_slot < 0:
+            continue
+        need = np.zeros(2, dtype=np.bool_)
+        for side in range(2):
+            c = children[side]
+            n = node_end[c] - node_start[c]
+            need[side] = n >= HIST_MIN_ROWS and not is_leaf_by_rules(
+                n, node_weight[c], node_impurity_[c], node_depth[c], max_depth,
+                min_samples_split, min_samples_leaf, min_weight_leaf,
+            )  # fmt: skip
+        n_left = node_end[children[0]] - node_start[children[0]]
+        n_right = node_end[children[1]] - node_start[children[1]]
+        small = 0 if n_left <= n_right else 1
+        big = 1 - small
+        small_node = children[small]
+        big_node = children[big]
+        build_slot = -1
+        if need[small]:
+            build_slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
+            node_slot[small_node] = build_slot
+        if need[big]:
+            big_slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
+            node_slot[big_node] = big_slot
+            if build_slot < 0:
+                build_slot = big_slot
+            derive_dst[n_derive] = big_slot
+            derive_parent[n_derive] = parent_slot
+            derive_src[n_derive] = build_slot
+            n_derive += 1
+        if build_slot >= 0:
+            task_slot[n_tasks] = build_slot
+            task_start[n_tasks] = node_start[small_node]
+            task_end[n_tasks] = node_end[small_node]
+            n_tasks += 1
+            work += node_end[small_node] - node_start[small_node]
+    if n_tasks > 0:
+        n_features = codes.shape[1]
+        if parallel and work * n_features >= PARALLEL_MIN_WORK:
+            build_histograms_parallel(
+                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], rows, codes,
+                bin_offset, code, contrib, sample_weight, unit_weight, n_sweep, hist_pool,
+                n_chunks if n_tasks < 2 * n_chunks else 1,
+            )  # fmt: skip
+        else:
+            build_histograms_serial(
+                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], rows, codes,
+                bin_offset, code, contrib, sample_weight, unit_weight, n_sweep, hist_pool,
+            )  # fmt: skip
+        subtract_histograms(derive_dst[:n_derive], derive_parent[:n_derive],
+                            derive_src[:n_derive], hist_pool)  # fmt: skip
+    for k in range(n_batch):
+        if split_feature[k] >= 0:
+            n_free = give_back_slot(batch[k], node_slot, free_slots, n_free)
+    return hist_pool, free_slots, n_free
+
+
+@kernel
+def build_hist(
+    codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight, y, n_stats,
+    n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
+    n_chunks,
+):  # fmt: skip
+    """Grow a tree over binned data (``splitter="hist"``); returns what :func:`build` does.
+
+    Parameters
+    ----------
+    codes : ndarray of uint8, shape (n_samples, n_features), C order
+        Bin codes (``_binning.bin_features``).
+    bin_offset : ndarray of int64, shape (n_features + 1,)
+        Feature ``f``'s bins in the flat bin axis.
+    bin_min, bin_max : ndarray of float64, shape (n_total_bins,)
+        Smallest and largest training value of each bin (thresholds are placed between).
+    code, contrib, sample_weight, unit_weight, y, n_stats, n_sweep, criterion, is_regression
+        As in :func:`build`.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease
+        As in :func:`build`.
+    max_features, max_leaf_nodes, rng_state, parallel, n_chunks
+        As in :func:`build`.
+
+    Notes
+    -----
+    Same growth orders as :func:`build` (level-wise, or best-first with ``max_leaf_nodes``).
+    Memory: one histogram of ``n_total_bins x (n_sweep + 2)`` float64 per open node with at
+    least ``HIST_MIN_ROWS`` rows, so at most ``2 n_samples / HIST_MIN_ROWS`` of them
+    (a level and the parents it derives from). Cost per level: O(n_features * n_built) to
+    build histograms, where ``n_built`` counts the rows of the smaller children and of small
+    nodes, plus O(n_total_bins * n_sweep) per stored-histogram node for the sweeps.
+    """
+    n_samples, n_features = codes.shape
+    n_hist = n_sweep + 2
+    capacity = INITIAL_CAPACITY
+    tree = new_nodes(capacity, n_stats)
+    rows = np.arange(n_samples).astype(np.int32)
+    weight_root = init_root(tree, rows, code, contrib, sample_weight, y, is_regression,
+                            criterion)  # fmt: skip
+    node_count = 1
+    frontier = new_frontier(capacity, n_stats)
+    heap_size = 0
+    node_slot = np.full(capacity, -1, dtype=np.int64)
+    hist_pool = np.empty((2, bin_offset[n_features], n_hist), dtype=np.float64)
+    free_slots = np.array([1, 0], dtype=np.int64)
+    n_free = 2
+    root_searched = not is_leaf_by_rules(
+        n_samples, tree[9][0], tree[10][0], 0, max_depth, min_samples_split, min_samples_leaf,
+        min_weight_leaf,
+    )  # fmt: skip
+    if n_samples >= HIST_MIN_ROWS and root_searched:
+        slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
+        node_slot[0] = slot
+        build_histograms_serial(np.full(1, slot, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                np.full(1, n_samples, dtype=np.int64), rows, codes, bin_offset,
+                                code, contrib, sample_weight, unit_weight, n_sweep,
+                                hist_pool)  # fmt: skip
+
+    best_first = max_leaf_nodes > 0
+    batch = np.zeros(1, dtype=np.int64)
+    splits_left = max_leaf_nodes - 1
+    while batch.shape[0] > 0:
+        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        splits = evaluate_batch_hist(
+            batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+            node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+            sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
+            min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
+            max_features, weight_root, rng_state, parallel, n_chunks,
+        )  # fmt: skip
+        for k in range(batch.shape[0]):
+            if splits[0][k] < 0:  # a leaf for good: its histogram is no longer needed
+                n_free = give_back_slot(batch[k], node_slot, free_slots, n_free)
+        if best_first:
+            frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
+            if heap_size == 0 or splits_left <= 0:
+                break
+            splits_left -= 1
+            batch, splits, heap_size = pop_best(frontier, heap_size)
+        old_capacity = capacity
+        capacity, tree, frontier = make_room(batch, splits[0], node_count, capacity, tree,
+                                             frontier, best_first)  # fmt: skip
+        if capacity > old_capacity:
+            node_slot = grow(node_slot, capacity, -1)
+        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        first_child = node_count
+        for k in range(batch.shape[0]):
+            if splits[0][k] >= 0:
+                append_children(
+                    k, batch[k], node_count, splits[0], splits[1], splits[2], splits[4],
+                    splits[5], splits[6], feature, threshold, left, right, missing_left,
+                    node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+                )  # fmt: skip
+                node_count += 2
+        hist_pool, free_slots, n_free = children_histograms(
+            batch, splits[0], first_child, node_start, node_end, node_depth, node_weight,
+            node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset,
+            code, contrib, sample_weight, unit_weight, n_sweep, max_depth, min_samples_split,
+            min_samples_leaf, min_weight_leaf, parallel, n_chunks,
+        )  # fmt: skip
+        batch = np.arange(first_child, node_count).astype(np.int64)
+    return finished_tree(tree, node_count)
 
 
 @kernel

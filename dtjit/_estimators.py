@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _blocks, _builder, _predict, _splitter
+from . import _binning, _blocks, _builder, _predict, _splitter
 from ._jit import (
     CRITERION_CODES,
     PARALLEL_MIN_WORK,
@@ -162,25 +162,32 @@ class BaseDecisionTree(BaseEstimator):
                 )
         # Unweighted classification: every contribution is 1, so the sweep gathers nothing.
         unit_weight = is_classifier and bool(np.all(sample_weight == 1.0))
+        # Arguments shared by both builders, in their order after the data arguments.
+        build_args = (
+            code, contrib, sample_weight, bool(unit_weight), y_kernel, n_stats, n_sweep,
+            criterion, not is_classifier, max_depth, int(min_samples_split),
+            int(min_samples_leaf), float(min_weight_leaf), min_impurity_decrease,
+            int(self.max_features_), max_leaf_nodes, rng_state, n_threads > 1, int(n_threads),
+        )  # fmt: skip
         with numba_threads(n_threads):
-            parallel = n_threads > 1
-            if parallel and n_samples * n_features >= PARALLEL_MIN_WORK:
-                sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
+            if self.splitter == "hist":
+                binned = _binning.bin_features(X, int(self.max_bins), n_threads)
+                built = _builder.build_hist(*binned, *build_args)
+                del binned
             else:
-                sorted_idx, sorted_val = _splitter.presort_serial(X)
-            (
-                feature, threshold, left, right, missing_left, _depth,
-                node_stats, weight, impurity, n_node_samples,
-            ) = _builder.build(
-                sorted_idx, sorted_val, _splitter.sorted_codes(sorted_idx, code), code, contrib,
-                sample_weight, bool(unit_weight), y_kernel, n_stats, n_sweep,
-                criterion, not is_classifier, max_depth, int(min_samples_split),
-                int(min_samples_leaf),
-                float(min_weight_leaf), min_impurity_decrease, int(self.max_features_),
-                max_leaf_nodes, rng_state, bool(parallel), int(n_threads),
-                self.splitter == "random",
-            )  # fmt: skip
-        del sorted_idx, sorted_val
+                if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:
+                    sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
+                else:
+                    sorted_idx, sorted_val = _splitter.presort_serial(X)
+                built = _builder.build(
+                    sorted_idx, sorted_val, _splitter.sorted_codes(sorted_idx, code),
+                    *build_args, self.splitter == "random",
+                )  # fmt: skip
+                del sorted_idx, sorted_val
+        (
+            feature, threshold, left, right, missing_left, _depth,
+            node_stats, weight, impurity, n_node_samples,
+        ) = built  # fmt: skip
 
         if criterion == SQUARED_ERROR:
             value = (node_stats[:, 0] / weight / target_scale).reshape(-1, 1, 1)

@@ -23,6 +23,7 @@ from ._hist import (
     build_histograms_parallel,
     build_histograms_serial,
     constant_features,
+    histogram_width,
     partition_rows,
     subtract_histograms,
     sweep_parallel,
@@ -593,7 +594,7 @@ def finished_tree(tree, node_count):
 # Nodes with fewer rows build a throw-away histogram when searched; larger ones keep theirs
 # while open, so their children can derive one by subtraction. Below this size the build
 # from rows costs less than zeroing, storing and subtracting a full histogram.
-HIST_MIN_ROWS = 2048
+HIST_MIN_ROWS = 1024
 
 
 @kernel
@@ -657,8 +658,8 @@ def evaluate_batch_hist(
     for s in range(n_searched):
         node = search_nodes[s]
         if max_features < n_features:
-            constant_features(hist_pool, node_slot[node], rows, node_start[node], node_end[node],
-                              codes, bin_offset, n_sweep, constant)  # fmt: skip
+            constant_features(hist_pool, node_slot[node], node_start[node], node_end[node],
+                              codes, bin_offset, n_sweep, unit_weight, constant)  # fmt: skip
         draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
 
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
@@ -679,7 +680,9 @@ def evaluate_batch_hist(
             out_threshold,
         )  # fmt: skip
 
-    scratch = np.empty(max_segment, dtype=np.int32)
+    scratch_rows = np.empty(max_segment, dtype=np.int32)
+    scratch_codes = np.empty((max_segment, n_features), dtype=np.uint8)
+    scratch_code = np.empty(max_segment, dtype=np.int32)
     for s in range(n_searched):
         node = search_nodes[s]
         k = searched[s]
@@ -694,7 +697,8 @@ def evaluate_batch_hist(
         pos, weight_left, weight_right = partition_rows(
             rows, node_start[node], node_end[node], codes, best_f,
             out_cut[s, best_f] - bin_offset[best_f], code, contrib, sample_weight, y,
-            is_regression, scratch, child_stats[k, 0], child_stats[k, 1],
+            is_regression, scratch_rows, scratch_codes, scratch_code, child_stats[k, 0],
+            child_stats[k, 1],
         )  # fmt: skip
         accept_split(
             k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
@@ -842,7 +846,7 @@ def build_hist(
     Parameters
     ----------
     codes : ndarray of uint8, shape (n_samples, n_features), C order
-        Bin codes (``_binning.bin_features``).
+        Bin codes (``_binning.bin_features``); modified: rows are partitioned with the nodes.
     bin_offset : ndarray of int64, shape (n_features + 1,)
         Feature ``f``'s bins in the flat bin axis.
     bin_min, bin_max : ndarray of float64, shape (n_total_bins,)
@@ -857,19 +861,20 @@ def build_hist(
     Notes
     -----
     Same growth orders as :func:`build` (level-wise, or best-first with ``max_leaf_nodes``).
-    Memory: one histogram of ``n_total_bins x (n_sweep + 2)`` float64 per open node with at
+    Memory: one histogram of ``n_total_bins x histogram_width`` float64 per open node with at
     least ``HIST_MIN_ROWS`` rows, so at most ``2 n_samples / HIST_MIN_ROWS`` of them
     (a level and the parents it derives from). Cost per level: O(n_features * n_built) to
     build histograms, where ``n_built`` counts the rows of the smaller children and of small
     nodes, plus O(n_total_bins * n_sweep) per stored-histogram node for the sweeps.
     """
     n_samples, n_features = codes.shape
-    n_hist = n_sweep + 2
+    n_hist = histogram_width(n_sweep, unit_weight)
     capacity = INITIAL_CAPACITY
     tree = new_nodes(capacity, n_stats)
     rows = np.arange(n_samples).astype(np.int32)
     weight_root = init_root(tree, rows, code, contrib, sample_weight, y, is_regression,
                             criterion)  # fmt: skip
+    code = code.copy()  # from here on indexed by position, like codes (partitioned)
     node_count = 1
     frontier = new_frontier(capacity, n_stats)
     heap_size = 0

@@ -2,15 +2,18 @@
 
 Data layout:
 
-- ``codes`` (uint8, ``(n_samples, n_features)``, row-major; see ``_binning``) and the flat bin
-  axis: feature ``f`` owns bins ``bin_offset[f] .. bin_offset[f + 1] - 1``, whose smallest and
-  largest training values are ``bin_min`` / ``bin_max``.
 - ``rows`` (int32): the sample ids, every open node owning the segment ``[start, end)``;
   a split stably partitions its node's segment into left | right.
-- A histogram is a ``(n_total_bins, n_sweep + 2)`` float64 array: per bin the sweep
+- ``codes`` (uint8, ``(n_samples, n_features)``, row-major; see ``_binning``) and ``code``
+  (int32 sweep codes, as in ``_splitter``) are indexed by *position* like ``rows`` and
+  partitioned with it, so every pass over a node reads them sequentially.
+- The flat bin axis: feature ``f`` owns bins ``bin_offset[f] .. bin_offset[f + 1] - 1``,
+  whose smallest and largest training values are ``bin_min`` / ``bin_max``.
+- A histogram is a ``(n_total_bins, histogram_width)`` float64 array: per bin the sweep
   statistics (weighted class counts, or ``sum(w * y)``), then the weight and the number of
-  rows (``WEIGHT`` / ``COUNT`` columns relative to ``n_sweep``). Row counts are exact in
-  float64, so an empty bin is recognised even after a subtraction.
+  rows (columns ``n_sweep`` and ``n_sweep + 1``). Row counts are exact in float64, so an
+  empty bin is recognised even after a subtraction. Unweighted classification fills only
+  the class counts, whose sum is both weight and row count.
 
 Large nodes keep their histogram in a slot of a pool while they are open; the smaller child's
 histogram is built from its rows and the larger one's is the parent's minus it. Small nodes
@@ -23,59 +26,88 @@ import numpy as np
 from numba import prange
 
 from ._criterion import split_proxy
-from ._jit import SQUARED_ERROR, kernel, parallel_kernel
+from ._jit import SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
 
 NO_SPLIT = -np.inf
 
 
 @kernel
+def histogram_width(n_sweep, unit_weight):
+    """Columns of a histogram: the sweep statistics, plus weight and row count if weighted."""
+    return n_sweep if unit_weight else n_sweep + 2
+
+
+@kernel
 def add_rows(rows, start, end, codes, bin_offset, f_first, f_stop, code, contrib, sample_weight,
              unit_weight, n_sweep, hist):  # fmt: skip
-    """Add the rows ``rows[start:end]`` of features ``f_first .. f_stop - 1`` to ``hist``.
+    """Add the positions ``start .. end - 1`` of features ``f_first .. f_stop - 1`` to ``hist``.
 
     Notes
     -----
-    One pass over the rows; each row's codes are one cache line, and its label statistics are
-    gathered once for all features. Cost O((end - start) * (f_stop - f_first)).
+    ``codes`` and ``code`` are indexed by position (they are partitioned with ``rows``), so
+    the pass reads them sequentially; only weights are gathered through ``rows``.
+    Cost O((end - start) * (f_stop - f_first)).
     """
+    if unit_weight:
+        # Unweighted classification: the class counts are all; a bin's weight and row
+        # count are their sum (see bin_totals), so one add per (row, feature) instead of 3.
+        for p in range(start, end):
+            c = code[p]
+            for f in range(f_first, f_stop):
+                hist[bin_offset[f] + codes[p, f], c] += 1.0
+        return
     for p in range(start, end):
         i = rows[p]
-        c = code[i]
-        a = 1.0 if unit_weight else contrib[i]
-        w = 1.0 if unit_weight else sample_weight[i]
+        c = code[p]
+        a = contrib[i]
+        w = sample_weight[i]
         for f in range(f_first, f_stop):
-            b = bin_offset[f] + codes[i, f]
+            b = bin_offset[f] + codes[p, f]
             hist[b, c] += a
             hist[b, n_sweep] += w
             hist[b, n_sweep + 1] += 1.0
 
 
+@inline_kernel
+def bin_totals(hist, b, n_sweep, unit_weight):
+    """Weight and row count of bin ``b`` (summed from the class counts when unweighted)."""
+    if unit_weight:
+        count = 0.0
+        for c in range(n_sweep):
+            count += hist[b, c]
+        return count, count
+    return hist[b, n_sweep], hist[b, n_sweep + 1]
+
+
 @kernel
-def clear_rows(rows, start, end, codes, bin_offset, hist):
-    """Zero the bins of ``hist`` that the rows ``rows[start:end]`` touch (cheaper than all)."""
+def clear_rows(start, end, codes, bin_offset, hist):
+    """Zero the bins of ``hist`` that positions ``start .. end - 1`` touch (cheaper than all)."""
     n_features = codes.shape[1]
     for p in range(start, end):
-        i = rows[p]
         for f in range(n_features):
-            hist[bin_offset[f] + codes[i, f]] = 0.0
+            hist[bin_offset[f] + codes[p, f]] = 0.0
 
 
 @kernel
-def best_bin_split(hist, first_bin, stop_bin, bin_min, bin_max, total, weight, n_rows, n_sweep,
-                   criterion, min_samples_leaf, min_weight_leaf, left):  # fmt: skip
-    """Best cut of one feature for one node: a sweep over its bins ``first_bin .. stop_bin - 1``.
+def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, total, weight,
+                   n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+                   left):  # fmt: skip
+    """Best cut of one feature for one node: a sweep over its bins in increasing order.
 
     Parameters
     ----------
-    hist : ndarray of float64, shape (n_total_bins, n_sweep + 2)
+    hist : ndarray of float64, shape (n_total_bins, histogram_width)
         The node's histogram.
-    first_bin, stop_bin : int
-        The feature's bins (any sub-range holding all of the node's non-empty bins).
+    first_bin, n_bins : int
+        The feature's bins are ``first_bin .. first_bin + n_bins - 1``.
+    listed, n_listed : ndarray of int64, int
+        If ``n_listed >= 0``, sweep only bins ``first_bin + listed[:n_listed]`` (increasing;
+        they must include every non-empty bin), else all of the feature's bins.
     bin_min, bin_max : ndarray of float64
         Smallest and largest training value of each bin.
     total : ndarray of float64
         The node's statistics; ``weight`` and ``n_rows`` its weight and row count.
-    n_sweep, criterion, min_samples_leaf, min_weight_leaf
+    n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf
         As in the exact sweep.
     left : ndarray of float64
         Scratch of ``n_sweep`` entries.
@@ -109,11 +141,11 @@ def best_bin_split(hist, first_bin, stop_bin, bin_min, bin_max, total, weight, n
     prev_code = -1
     prev_left_feasible = False
     prev_bin = -1
-    for b in range(first_bin, stop_bin):
-        n_bin = hist[b, n_sweep + 1]
+    for j in range(n_listed if n_listed >= 0 else n_bins):
+        b = first_bin + (listed[j] if n_listed >= 0 else j)
+        weight_bin, n_bin = bin_totals(hist, b, n_sweep, unit_weight)
         if n_bin == 0.0:
             continue
-        weight_bin = hist[b, n_sweep]
         pure = True
         bin_code = -1
         if skip_same_class:
@@ -156,18 +188,20 @@ def best_bin_split(hist, first_bin, stop_bin, bin_min, bin_max, total, weight, n
 
 
 @kernel
-def sweep_node(s, hist, first_bin, stop_bin, candidate, bin_offset, bin_min, bin_max, total,
-               weight, n_rows, n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
-               out_proxy, out_cut, out_threshold):  # fmt: skip
+def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_max, total,
+               weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
+               min_weight_leaf, left, out_proxy, out_cut, out_threshold):  # fmt: skip
     """Sweep every candidate feature of batch node ``s``; writes row ``s`` of the outputs.
 
-    ``first_bin[f] .. stop_bin[f] - 1`` is the range of feature ``f``'s bins to sweep.
+    Feature ``f``'s bins swept are ``listed[f, :n_listed[f]]`` (codes), or all of them when
+    ``n_listed[f] < 0``.
     """
     for f in range(candidate.shape[1]):
         if candidate[s, f]:
             proxy, cut, threshold = best_bin_split(
-                hist, first_bin[f], stop_bin[f], bin_min, bin_max, total, weight, n_rows,
-                n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
+                hist, bin_offset[f], bin_offset[f + 1] - bin_offset[f], listed[f], n_listed[f],
+                bin_min, bin_max, total, weight, n_rows,
+                n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left,
             )  # fmt: skip
         else:
             proxy, cut, threshold = NO_SPLIT, -1, 0.0
@@ -184,14 +218,15 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
                       out_threshold):  # fmt: skip
     """Sweep the batch nodes ``first .. stop - 1`` that have no stored histogram.
 
-    Each is built in one scratch histogram, swept over the range of codes it actually has
-    (a small node touches few bins), and cleared again. Writes rows of the outputs only.
+    Each is built in one scratch histogram, swept over the bins it occupies only (a small
+    node touches few bins), and cleared again. Writes rows of the outputs only.
     """
     n_features = codes.shape[1]
     n_total = bin_offset[n_features]
-    scratch = np.zeros((n_total, n_sweep + 2), dtype=np.float64)
-    first_bin = np.empty(n_features, dtype=np.int64)
-    stop_bin = np.empty(n_features, dtype=np.int64)
+    scratch = np.zeros((n_total, histogram_width(n_sweep, unit_weight)), dtype=np.float64)
+    occupancy = np.empty((n_features, 4), dtype=np.uint64)
+    listed = np.empty((n_features, 256), dtype=np.int64)
+    n_listed = np.empty(n_features, dtype=np.int64)
     left = np.empty(n_sweep, dtype=np.float64)
     for s in range(first, stop):
         node = searched_nodes[s]
@@ -201,46 +236,72 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
         end = node_end[node]
         add_rows(rows, start, end, codes, bin_offset, 0, n_features, code, contrib,
                  sample_weight, unit_weight, n_sweep, scratch)  # fmt: skip
-        node_code_range(rows, start, end, codes, bin_offset, first_bin, stop_bin)
-        sweep_node(s, scratch, first_bin, stop_bin, candidate, bin_offset, bin_min, bin_max,
-                   node_stats[node], node_weight[node], end - start, n_sweep, criterion,
-                   min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut,
+        occupied_bins(start, end, codes, occupancy, listed, n_listed)
+        sweep_node(s, scratch, listed, n_listed, candidate, bin_offset, bin_min, bin_max,
+                   node_stats[node], node_weight[node], end - start, n_sweep, unit_weight,
+                   criterion, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut,
                    out_threshold)  # fmt: skip
-        clear_rows(rows, start, end, codes, bin_offset, scratch)
+        clear_rows(start, end, codes, bin_offset, scratch)
+
+
+# Bit index of a power of two: multiply by a de Bruijn constant, look up the top 6 bits.
+DE_BRUIJN = np.uint64(0x03F79D71B4CA8B09)
+DE_BRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+for _bit in range(64):
+    DE_BRUIJN_INDEX[((1 << _bit) * 0x03F79D71B4CA8B09 % 2**64) >> 58] = _bit
 
 
 @kernel
-def node_code_range(rows, start, end, codes, bin_offset, first_bin, stop_bin):
-    """Per feature, the flat bin range ``[first_bin, stop_bin)`` spanned by a node's rows."""
+def occupied_bins(start, end, codes, occupancy, listed, n_listed):
+    """List, per feature and in increasing order, the codes at positions ``start .. end - 1``.
+
+    Parameters
+    ----------
+    occupancy : ndarray of uint64, shape (n_features, 4)
+        Scratch: a 256-bit set of codes per feature.
+    listed : ndarray of int64, shape (n_features, 256)
+        Receives the codes present; ``n_listed[f]`` how many.
+
+    Notes
+    -----
+    One pass sets bits, then set bits are read lowest first (isolate with ``w & -w``, index
+    by de Bruijn multiplication). A small node then sweeps only the bins it occupies, not
+    all of a feature's bins. Cost O((end - start) * n_features + n_listed).
+    """
     n_features = codes.shape[1]
-    for f in range(n_features):
-        first_bin[f] = 255
-        stop_bin[f] = 0
+    occupancy[:] = 0
+    one = np.uint64(1)
     for p in range(start, end):
-        i = rows[p]
         for f in range(n_features):
-            b = np.int64(codes[i, f])
-            if b < first_bin[f]:
-                first_bin[f] = b
-            if b >= stop_bin[f]:
-                stop_bin[f] = b + 1
+            c = codes[p, f]
+            occupancy[f, c >> 6] |= one << np.uint64(c & 63)
     for f in range(n_features):
-        first_bin[f] += bin_offset[f]
-        stop_bin[f] += bin_offset[f]
+        n = 0
+        for w in range(4):
+            word = occupancy[f, w]
+            while word != 0:
+                low = word & (~word + one)
+                listed[f, n] = 64 * w + DE_BRUIJN_INDEX[(low * DE_BRUIJN) >> np.uint64(58)]
+                n += 1
+                word ^= low
+        n_listed[f] = n
 
 
 @kernel
 def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
-                      node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep, criterion,
+                      node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
+                      unit_weight, criterion,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
                       out_threshold):  # fmt: skip
     """Sweep batch node ``s`` from its stored histogram (all bins of each feature)."""
     node = searched_nodes[s]
     left = np.empty(n_sweep, dtype=np.float64)
-    sweep_node(s, hist_pool[node_slot[node]], bin_offset[:-1], bin_offset[1:], candidate,
-               bin_offset, bin_min, bin_max, node_stats[node], node_weight[node],
-               node_end[node] - node_start[node], n_sweep, criterion, min_samples_leaf,
-               min_weight_leaf, left, out_proxy, out_cut, out_threshold)  # fmt: skip
+    n_features = bin_offset.shape[0] - 1
+    no_list = np.empty((n_features, 1), dtype=np.int64)
+    all_bins = np.full(n_features, -1, dtype=np.int64)
+    sweep_node(s, hist_pool[node_slot[node]], no_list, all_bins, candidate, bin_offset, bin_min,
+               bin_max, node_stats[node], node_weight[node], node_end[node] - node_start[node],
+               n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut, out_threshold)  # fmt: skip
 
 
 @kernel
@@ -253,8 +314,8 @@ def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, no
         if node_slot[searched_nodes[s]] >= 0:
             sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
-                              criterion, min_samples_leaf, min_weight_leaf, candidate,
-                              out_proxy, out_cut, out_threshold)  # fmt: skip
+                              unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+                              candidate, out_proxy, out_cut, out_threshold)  # fmt: skip
     sweep_small_nodes(0, searched_nodes.shape[0], searched_nodes, node_slot, node_start,
                       node_end, node_stats, node_weight, rows, codes, bin_offset, bin_min,
                       bin_max, code, contrib, sample_weight, unit_weight, n_sweep, criterion,
@@ -281,8 +342,8 @@ def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, 
         if node_slot[searched_nodes[s]] >= 0:
             sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
-                              criterion, min_samples_leaf, min_weight_leaf, candidate,
-                              out_proxy, out_cut, out_threshold)  # fmt: skip
+                              unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+                              candidate, out_proxy, out_cut, out_threshold)  # fmt: skip
     for t in prange(n_chunks):
         sweep_small_nodes(t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks,
                           searched_nodes, node_slot, node_start, node_end, node_stats,
@@ -348,17 +409,22 @@ def subtract_histograms(derive_dst, derive_parent, derive_src, hist_pool):
 
 @kernel
 def partition_rows(rows, start, end, codes, f, cut, code, contrib, sample_weight, y,
-                   is_regression, scratch, out_left, out_right):  # fmt: skip
-    """Stably partition ``rows[start:end]`` by ``codes[i, f] <= cut``; sum both children.
+                   is_regression, scratch_rows, scratch_codes, scratch_code, out_left,
+                   out_right):  # fmt: skip
+    """Stably partition positions ``start .. end - 1`` by ``codes[p, f] <= cut``; sum both sides.
 
     Parameters
     ----------
-    rows : ndarray of int32
-        Sample ids; the node's segment is rewritten as left | right, each in its old order.
+    rows, codes, code : ndarray
+        Sample ids (int32), their bin codes (uint8, one row per position) and their sweep
+        codes (int32), all indexed by position; the segment of each is rewritten as
+        left | right, each side in its old order.
     cut : int
         Last code of feature ``f`` going left.
-    scratch : ndarray of int32
-        Room for the right rows.
+    contrib, sample_weight, y : ndarray
+        Indexed by sample id.
+    scratch_rows, scratch_codes, scratch_code : ndarray
+        Room for the right side.
     out_left, out_right : ndarray of float64, shape (n_stats,)
         The children's statistics (as ``_splitter.segment_stats`` computes them).
 
@@ -367,7 +433,13 @@ def partition_rows(rows, start, end, codes, f, cut, code, contrib, sample_weight
     pos : int
         First position of the right child.
     weight_left, weight_right : float
+
+    Notes
+    -----
+    Codes move with their rows so histogram builds read them sequentially: the exact
+    splitter keeps sorted values next to sorted ids for the same reason.
     """
+    n_features = codes.shape[1]
     for j in range(out_left.shape[0]):
         out_left[j] = 0.0
         out_right[j] = 0.0
@@ -378,25 +450,36 @@ def partition_rows(rows, start, end, codes, f, cut, code, contrib, sample_weight
     n_right = 0
     for p in range(start, end):
         i = rows[p]
-        if codes[i, f] <= cut:
+        c = code[p]
+        if codes[p, f] <= cut:
+            # write <= p: the slot was read already, so the move is safe in place.
             rows[write] = i
+            code[write] = c
+            for g in range(n_features):
+                codes[write, g] = codes[p, g]
             write += 1
             out = out_left
             weight_left += sample_weight[i]
             side = 0
         else:
-            scratch[n_right] = i
+            scratch_rows[n_right] = i
+            scratch_code[n_right] = c
+            for g in range(n_features):
+                scratch_codes[n_right, g] = codes[p, g]
             n_right += 1
             out = out_right
             weight_right += sample_weight[i]
             side = 2
-        out[code[i]] += contrib[i]
+        out[c] += contrib[i]
         if is_regression:
             out[1] += contrib[i] * y[i]
             y_range[side] = min(y_range[side], y[i])
             y_range[side + 1] = max(y_range[side + 1], y[i])
     for r in range(n_right):
-        rows[write + r] = scratch[r]
+        rows[write + r] = scratch_rows[r]
+        code[write + r] = scratch_code[r]
+        for g in range(n_features):
+            codes[write + r, g] = scratch_codes[r, g]
     if is_regression:
         out_left[2] = y_range[1] - y_range[0]
         out_right[2] = y_range[3] - y_range[2]
@@ -404,11 +487,12 @@ def partition_rows(rows, start, end, codes, f, cut, code, contrib, sample_weight
 
 
 @kernel
-def constant_features(hist_pool, slot, rows, start, end, codes, bin_offset, n_sweep, out):
+def constant_features(hist_pool, slot, start, end, codes, bin_offset, n_sweep, unit_weight,
+                      out):  # fmt: skip
     """Mark the features on which a node's rows all share one bin: ``out[f] = 1``.
 
     From the stored histogram when ``slot >= 0`` (count the non-empty bins), else from the
-    rows' codes.
+    codes at positions ``start .. end - 1``.
     """
     n_features = codes.shape[1]
     if slot >= 0:
@@ -416,14 +500,13 @@ def constant_features(hist_pool, slot, rows, start, end, codes, bin_offset, n_sw
         for f in range(n_features):
             n_nonempty = 0
             for b in range(bin_offset[f], bin_offset[f + 1]):
-                if hist[b, n_sweep + 1] > 0.0:
+                if bin_totals(hist, b, n_sweep, unit_weight)[1] > 0.0:
                     n_nonempty += 1
             out[f] = n_nonempty <= 1
         return
-    i0 = rows[start]
     for f in range(n_features):
         out[f] = 1
         for p in range(start + 1, end):
-            if codes[rows[p], f] != codes[i0, f]:
+            if codes[p, f] != codes[start, f]:
                 out[f] = 0
                 break

@@ -248,6 +248,9 @@ def bin_features(X: np.ndarray, max_bins: int, n_threads: int) -> BinnedData:
     -------
     BinnedData
     """
+    if not X.flags.writeable:
+        # numba types read-only arrays apart: one copy instead of a second compiled kernel.
+        X = X.copy()
     n_samples, n_features = X.shape
     sampled = n_samples > BIN_SAMPLE_ROWS
     if sampled:

@@ -139,7 +139,7 @@ def test_fit_passes_parameters_to_the_estimator(capsys, weather_csv, tmp_path):
         (["--criterion", "squared_error"], "'criterion' parameter"),
         (["--min-samples-leaf", "1.5"], "'min_samples_leaf' parameter"),
         (["--max-features", "cube"], "'max_features' parameter"),
-        (["--splitter", "random"], "'splitter' parameter"),
+        (["--splitter", "exact"], "'splitter' parameter"),
         (["--task", "regression", "--class-weight", "balanced"], "classification only"),
     ],
 )

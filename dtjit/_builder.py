@@ -434,8 +434,11 @@ def build(
 
 @kernel
 def new_nodes(capacity, n_stats):
-    """Node storage: ``feature, threshold, left, right, missing_left, node_start, node_end,
-    node_depth, node_stats, node_weight, node_impurity`` with room for ``capacity`` nodes."""
+    """Allocate node storage with room for ``capacity`` nodes.
+
+    The tuple is ``feature, threshold, left, right, missing_left, node_start, node_end,
+    node_depth, node_stats, node_weight, node_impurity``.
+    """
     return (
         np.full(capacity, TREE_UNDEFINED, dtype=np.int32),
         np.full(capacity, float(TREE_UNDEFINED), dtype=np.float64),
@@ -469,9 +472,12 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
 
 @kernel
 def new_frontier(capacity, n_stats):
-    """Best-first frontier: a binary max-heap of (improvement, -node id) in two arrays, and
-    the pending split of every queued node (``feature, pos, threshold, child_stats,
-    child_weight, child_impurity``, indexed by node id)."""
+    """Allocate the best-first frontier.
+
+    A binary max-heap of (improvement, -node id) in two arrays, and the pending split of
+    every queued node (``feature, pos, threshold, child_stats, child_weight,
+    child_impurity``, indexed by node id).
+    """
     return (
         np.empty(INITIAL_CAPACITY, dtype=np.int64),
         np.empty(INITIAL_CAPACITY, dtype=np.float64),
@@ -573,7 +579,7 @@ def make_room(batch, split_feature, node_count, capacity, tree, frontier, best_f
 
 @kernel
 def finished_tree(tree, node_count):
-    """The builders' result: the node arrays truncated to ``node_count`` (see :func:`build`)."""
+    """Return the builders' result: the node arrays cut to ``node_count`` (see :func:`build`)."""
     (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
      node_stats, node_weight, node_impurity_) = tree  # fmt: skip
     n_node_samples = node_end[:node_count] - node_start[:node_count]
@@ -591,10 +597,19 @@ def finished_tree(tree, node_count):
     )
 
 
-# Nodes with fewer rows build a throw-away histogram when searched; larger ones keep theirs
-# while open, so their children can derive one by subtraction. Below this size the build
-# from rows costs less than zeroing, storing and subtracting a full histogram.
-HIST_MIN_ROWS = 1024
+# A node keeps its histogram while open (so a child can derive its own by subtraction) only
+# if building one from its rows, rows x n_features adds, costs more than twice the
+# histogram's size (zeroing plus subtracting it). On 1M x 20 binary that is 1,020 rows: a
+# quarter of it built the full-depth tree no faster (1.38 s vs 1.41 s CPU), a fixed 16k
+# rows took twice as long. The rule also bounds the stored histograms' memory by
+# 8 bytes x n_samples x n_features. Smaller nodes build a throw-away histogram when searched.
+STORED_HIST_MIN_ROWS = 256
+
+
+@kernel
+def stored_histogram_min_rows(n_features, n_total_bins, width):
+    """Fewest rows a node needs to keep its histogram (see ``STORED_HIST_MIN_ROWS``)."""
+    return max(STORED_HIST_MIN_ROWS, 2 * n_total_bins * width // n_features)
 
 
 @kernel
@@ -605,7 +620,7 @@ def evaluate_batch_hist(
     min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
     weight_root, rng_state, parallel, n_chunks,
 ):  # fmt: skip
-    """What :func:`evaluate_batch` does, over histograms of binned data.
+    """Do what :func:`evaluate_batch` does, over histograms of binned data.
 
     Returns the same arrays. The chosen split's rows are partitioned here (the pass that sums
     the children's statistics moves them too), so ``split_pos`` is final on return.
@@ -745,12 +760,12 @@ def children_histograms(
     batch, split_feature, first_child, node_start, node_end, node_depth, node_weight,
     node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset, code,
     contrib, sample_weight, unit_weight, n_sweep, max_depth, min_samples_split,
-    min_samples_leaf, min_weight_leaf, parallel, n_chunks,
+    min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
 ):  # fmt: skip
-    """Histograms of the new children that need one; the split parents' slots are freed.
+    """Build the histograms of the new children that need one; free the parents' slots.
 
     A child needs a stored histogram when it will be searched (no leaf rule applies) and has
-    at least ``HIST_MIN_ROWS`` rows. Of two siblings the smaller is built from its rows and
+    at least ``min_stored_rows`` rows. Of two siblings the smaller is built from its rows and
     the larger is the parent's histogram minus it (the smaller's histogram is built into
     the larger's slot when the smaller itself needs none).
 
@@ -784,7 +799,7 @@ def children_histograms(
         for side in range(2):
             c = children[side]
             n = node_end[c] - node_start[c]
-            need[side] = n >= HIST_MIN_ROWS and not is_leaf_by_rules(
+            need[side] = n >= min_stored_rows and not is_leaf_by_rules(
                 n, node_weight[c], node_impurity_[c], node_depth[c], max_depth,
                 min_samples_split, min_samples_leaf, min_weight_leaf,
             )  # fmt: skip
@@ -861,14 +876,15 @@ def build_hist(
     Notes
     -----
     Same growth orders as :func:`build` (level-wise, or best-first with ``max_leaf_nodes``).
-    Memory: one histogram of ``n_total_bins x histogram_width`` float64 per open node with at
-    least ``HIST_MIN_ROWS`` rows, so at most ``2 n_samples / HIST_MIN_ROWS`` of them
-    (a level and the parents it derives from). Cost per level: O(n_features * n_built) to
+    Memory: one histogram of ``n_total_bins x histogram_width`` float64 per open node with
+    at least ``stored_histogram_min_rows`` rows; a level and the parents it derives from hold
+    at most ``8 * n_samples * n_features`` bytes of them. Cost per level: O(n_features * n_built) to
     build histograms, where ``n_built`` counts the rows of the smaller children and of small
     nodes, plus O(n_total_bins * n_sweep) per stored-histogram node for the sweeps.
     """
     n_samples, n_features = codes.shape
     n_hist = histogram_width(n_sweep, unit_weight)
+    min_stored_rows = stored_histogram_min_rows(n_features, bin_offset[n_features], n_hist)
     capacity = INITIAL_CAPACITY
     tree = new_nodes(capacity, n_stats)
     rows = np.arange(n_samples).astype(np.int32)
@@ -886,7 +902,7 @@ def build_hist(
         n_samples, tree[9][0], tree[10][0], 0, max_depth, min_samples_split, min_samples_leaf,
         min_weight_leaf,
     )  # fmt: skip
-    if n_samples >= HIST_MIN_ROWS and root_searched:
+    if n_samples >= min_stored_rows and root_searched:
         slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
         node_slot[0] = slot
         build_histograms_serial(np.full(1, slot, dtype=np.int64), np.zeros(1, dtype=np.int64),
@@ -936,7 +952,7 @@ def build_hist(
             batch, splits[0], first_child, node_start, node_end, node_depth, node_weight,
             node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset,
             code, contrib, sample_weight, unit_weight, n_sweep, max_depth, min_samples_split,
-            min_samples_leaf, min_weight_leaf, parallel, n_chunks,
+            min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
     return finished_tree(tree, node_count)

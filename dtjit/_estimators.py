@@ -425,14 +425,22 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     parameters, defaults and fitted attributes. With ``splitter="best"`` and
     ``max_features=None`` it builds scikit-learn's tree, except that ties between equally
     good splits are broken deterministically (lowest feature index, then lowest threshold)
-    where scikit-learn picks at random.
+    where scikit-learn picks at random. ``splitter="hist"`` (with ``max_bins``) is an extra:
+    a histogram search that is faster on large data.
 
     Parameters
     ----------
     criterion : {"gini", "entropy", "log_loss"}, default="gini"
         Impurity measure; entropy is in bits and ``log_loss`` is its alias.
-    splitter : {"best"}, default="best"
-        Exact search over every threshold (midpoints between consecutive distinct values).
+    splitter : {"best", "random", "hist"}, default="best"
+        ``"best"``: exact search over every threshold (midpoints between consecutive distinct
+        values). ``"random"``: scikit-learn's random splitter (Extra-Trees style): for each
+        candidate feature one threshold drawn uniformly between the node's smallest and
+        largest value (constant features skipped), the best of those kept; reproducible with
+        ``random_state``. ``"hist"``: features binned into at most ``max_bins`` quantile bins
+        (uint8 codes), split search over per-node histograms; thresholds lie midway between
+        training values, and when no feature has more than ``max_bins`` distinct values the
+        tree is the exact one.
     max_depth : int, default=None
         Deepest level a node may have; ``None`` grows until the leaves are pure or too small.
     min_samples_split : int or float, default=2
@@ -454,6 +462,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     n_jobs : int, default=None
         Threads for fit and predict: ``None`` means 1, ``-1`` all cores. Parallel work is
         only started for inputs large enough to pay for it; results do not depend on it.
+    max_bins : int, default=255
+        Most bins per feature for ``splitter="hist"`` (2 to 255); ignored by the other
+        splitters. A feature with at most ``max_bins`` distinct values gets one bin per
+        value; others get quantile bins computed on at most 200,000 sampled rows.
 
     Attributes
     ----------
@@ -619,8 +631,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     ----------
     criterion : {"squared_error"}, default="squared_error"
         Impurity measure: the weighted variance of the target.
-    splitter : {"best"}, default="best"
-        Exact search over every threshold.
+    splitter : {"best", "random", "hist"}, default="best"
+        Exact search over every threshold, one random threshold per candidate feature
+        (scikit-learn's random splitter), or histogram search over at most ``max_bins``
+        quantile bins per feature (see :class:`DecisionTreeClassifier`).
     max_depth : int, default=None
         Deepest level a node may have.
     min_samples_split : int or float, default=2
@@ -639,6 +653,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         Split only if the weighted impurity decrease is at least this much.
     n_jobs : int, default=None
         Threads for fit and predict: ``None`` means 1, ``-1`` all cores.
+    max_bins : int, default=255
+        Most bins per feature for ``splitter="hist"`` (2 to 255); ignored otherwise.
 
     Attributes
     ----------

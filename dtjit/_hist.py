@@ -301,7 +301,8 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
     all_bins = np.full(n_features, -1, dtype=np.int64)
     sweep_node(s, hist_pool[node_slot[node]], no_list, all_bins, candidate, bin_offset, bin_min,
                bin_max, node_stats[node], node_weight[node], node_end[node] - node_start[node],
-               n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut, out_threshold)  # fmt: skip
+               n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left, out_proxy,
+               out_cut, out_threshold)  # fmt: skip
 
 
 @kernel

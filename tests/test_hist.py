@@ -297,9 +297,7 @@ def test_hist_with_max_bins_two_splits_each_feature_once_per_path():
 def test_hist_accuracy_is_close_to_the_exact_tree():
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(
-        n_samples=200_000, n_features=20, n_informative=10, random_state=0
-    )
+    X, y = make_classification(n_samples=200_000, n_features=20, n_informative=10, random_state=0)
     X = X.astype(np.float32)
     train, test = slice(0, 160_000), slice(160_000, None)
     exact = dtjit.DecisionTreeClassifier(n_jobs=-1).fit(X[train], y[train])

@@ -56,9 +56,9 @@ def test_thresholds_lie_inside_the_node_range_and_impurity_never_grows(
         assert went_left.sum() == t.n_node_samples[left]
         assert (~went_left).sum() == t.n_node_samples[right]
         w_node, w_left, w_right = t.weighted_n_node_samples[[node, left, right]]
-        decrease = w_node * t.impurity[node] - w_left * t.impurity[left] - w_right * t.impurity[
-            right
-        ]
+        decrease = (
+            w_node * t.impurity[node] - w_left * t.impurity[left] - w_right * t.impurity[right]
+        )
         assert decrease >= -1e-12 * w_node
 
 
@@ -82,7 +82,11 @@ def test_random_serial_and_parallel_builds_are_bit_identical(criterion):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40_000, 8)).astype(np.float32)
     y = (X[:, 0] + X[:, 1] ** 2 + rng.normal(size=len(X)) > 1).astype(int)
-    cls = dtjit.DecisionTreeRegressor if criterion == "squared_error" else dtjit.DecisionTreeClassifier
+    cls = (
+        dtjit.DecisionTreeRegressor
+        if criterion == "squared_error"
+        else dtjit.DecisionTreeClassifier
+    )
     kw = {"criterion": criterion, "splitter": "random", "random_state": 9}
     serial = cls(n_jobs=1, **kw).fit(X, y)
     parallel = cls(n_jobs=2, **kw).fit(X, y)

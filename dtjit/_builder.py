@@ -68,18 +68,73 @@ def is_leaf_by_rules(
     )
 
 
+@kernel
+def new_splits(n_batch, n_stats):
+    """Allocate a batch's split record, every node a leaf until a split is accepted.
+
+    The tuple is ``split_feature`` (-1: leaf), ``split_pos``, ``split_threshold``,
+    ``improvement``, ``child_stats``, ``child_weight``, ``child_impurity``.
+    """
+    return (
+        np.full(n_batch, -1, dtype=np.int32),
+        np.zeros(n_batch, dtype=np.int64),
+        np.zeros(n_batch, dtype=np.float64),
+        np.zeros(n_batch, dtype=np.float64),
+        np.zeros((n_batch, 2, n_stats), dtype=np.float64),
+        np.zeros((n_batch, 2), dtype=np.float64),
+        np.zeros((n_batch, 2), dtype=np.float64),
+    )
+
+
+@kernel
+def nodes_to_search(
+    nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
+    min_samples_split, min_samples_leaf, min_weight_leaf,
+):  # fmt: skip
+    """Batch positions and ids of the nodes no leaf rule stops from being searched."""
+    searched = np.empty(nodes.shape[0], dtype=np.int64)
+    n_searched = 0
+    for k in range(nodes.shape[0]):
+        node = nodes[k]
+        if not is_leaf_by_rules(
+            node_end[node] - node_start[node], node_weight[node], node_impurity_[node],
+            node_depth[node], max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+        ):  # fmt: skip
+            searched[n_searched] = k
+            n_searched += 1
+    searched = searched[:n_searched]
+    search_nodes = np.empty(n_searched, dtype=np.int64)
+    for s in range(n_searched):
+        search_nodes[s] = nodes[searched[s]]
+    return searched, search_nodes
+
+
+@kernel
+def best_feature(proxies):
+    """Feature of the strictly greatest proxy (ties: the lowest index); -1 if none is finite."""
+    best_f = -1
+    best_proxy = NO_SPLIT
+    for f in range(proxies.shape[0]):
+        if proxies[f] > best_proxy:
+            best_proxy = proxies[f]
+            best_f = f
+    return best_f
+
+
 @inline_kernel
 def accept_split(
     k, f, pos, split_threshold_k, weight_left, weight_right, criterion, impurity, weight,
-    weight_root, min_impurity_decrease, split_feature, split_pos, split_threshold, improvement,
-    child_stats, child_weight, child_impurity,
+    weight_root, min_impurity_decrease, splits,
 ):  # fmt: skip
     """Record batch node ``k``'s best split unless its impurity decrease is too small.
 
-    ``child_stats[k]`` holds the children's statistics on entry; their impurities and the
-    weighted impurity decrease are computed here, and the node stays a leaf
-    (``split_feature[k] == -1``) if ``improvement + EPSILON < min_impurity_decrease``.
+    ``splits`` is the batch's split record (:func:`new_splits`); its ``child_stats[k]``
+    holds the children's statistics on entry. Their impurities and the weighted impurity
+    decrease are computed here, and the node stays a leaf (``split_feature[k] == -1``) if
+    ``improvement + EPSILON < min_impurity_decrease``.
     """
+    split_feature, split_pos, split_threshold, improvement, child_stats, child_weight, _ = splits
+    child_impurity = splits[6]
     impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
     impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
     gain = impurity_improvement(
@@ -134,39 +189,18 @@ def evaluate_batch(
     order: per node the features first, then one threshold per candidate in feature order.
     """
     n_features = sorted_idx.shape[0]
-    n_batch = nodes.shape[0]
-    n_stats = node_stats.shape[1]
-    split_feature = np.full(n_batch, -1, dtype=np.int32)
-    split_pos = np.zeros(n_batch, dtype=np.int64)
-    split_threshold = np.zeros(n_batch, dtype=np.float64)
-    improvement = np.zeros(n_batch, dtype=np.float64)
-    child_stats = np.zeros((n_batch, 2, n_stats), dtype=np.float64)
-    child_weight = np.zeros((n_batch, 2), dtype=np.float64)
-    child_impurity = np.zeros((n_batch, 2), dtype=np.float64)
-
-    searched = np.empty(n_batch, dtype=np.int64)
-    n_searched = 0
-    work = 0
-    for k in range(n_batch):
-        node = nodes[k]
-        n = node_end[node] - node_start[node]
-        if is_leaf_by_rules(
-            n, node_weight[node], node_impurity_[node], node_depth[node], max_depth,
-            min_samples_split, min_samples_leaf, min_weight_leaf,
-        ):  # fmt: skip
-            continue
-        searched[n_searched] = k
-        n_searched += 1
-        work += n
+    splits = new_splits(nodes.shape[0], node_stats.shape[1])
+    split_feature, split_pos, split_threshold, improvement, child_stats, _, _ = splits
+    searched, search_nodes = nodes_to_search(
+        nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
+        min_samples_split, min_samples_leaf, min_weight_leaf,
+    )  # fmt: skip
+    n_searched = searched.shape[0]
     if n_searched == 0:
-        return (
-            split_feature, split_pos, split_threshold, improvement,
-            child_stats, child_weight, child_impurity,
-        )  # fmt: skip
-    searched = searched[:n_searched]
-    search_nodes = np.empty(n_searched, dtype=np.int64)
-    for s in range(n_searched):
-        search_nodes[s] = nodes[searched[s]]
+        return splits
+    work = 0
+    for node in search_nodes:
+        work += node_end[node] - node_start[node]
 
     candidate = np.empty((n_searched, n_features), dtype=np.uint8)
     f_order = np.empty(n_features, dtype=np.int64)
@@ -208,12 +242,7 @@ def evaluate_batch(
     for s in range(n_searched):
         node = search_nodes[s]
         k = searched[s]
-        best_f = -1
-        best_proxy = NO_SPLIT
-        for f in range(n_features):
-            if out_proxy[s, f] > best_proxy:
-                best_proxy = out_proxy[s, f]
-                best_f = f
+        best_f = best_feature(out_proxy[s])
         if best_f < 0:
             continue
         start = node_start[node]
@@ -229,13 +258,9 @@ def evaluate_batch(
         accept_split(
             k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
             node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
-            split_feature, split_pos, split_threshold, improvement, child_stats, child_weight,
-            child_impurity,
+            splits,
         )  # fmt: skip
-    return (
-        split_feature, split_pos, split_threshold, improvement,
-        child_stats, child_weight, child_impurity,
-    )  # fmt: skip
+    return splits
 
 
 @inline_kernel
@@ -475,64 +500,51 @@ def new_frontier(capacity, n_stats):
     """Allocate the best-first frontier.
 
     A binary max-heap of (improvement, -node id) in two arrays, and the pending split of
-    every queued node (``feature, pos, threshold, child_stats, child_weight,
-    child_impurity``, indexed by node id).
+    every queued node: a split record (:func:`new_splits`) indexed by node id.
     """
     return (
         np.empty(INITIAL_CAPACITY, dtype=np.int64),
         np.empty(INITIAL_CAPACITY, dtype=np.float64),
-        np.full(capacity, -1, dtype=np.int32),
-        np.zeros(capacity, dtype=np.int64),
-        np.zeros(capacity, dtype=np.float64),
-        np.zeros((capacity, 2, n_stats), dtype=np.float64),
-        np.zeros((capacity, 2), dtype=np.float64),
-        np.zeros((capacity, 2), dtype=np.float64),
+        new_splits(capacity, n_stats),
     )
+
+
+@kernel
+def copy_split(src, k, dst, j):
+    """Copy entry ``k`` of split record ``src`` to entry ``j`` of ``dst``."""
+    dst[0][j] = src[0][k]
+    dst[1][j] = src[1][k]
+    dst[2][j] = src[2][k]
+    dst[3][j] = src[3][k]
+    dst[4][j] = src[4][k]
+    dst[5][j] = src[5][k]
+    dst[6][j] = src[6][k]
 
 
 @kernel
 def queue_splits(batch, splits, frontier, heap_size):
     """Queue the batch nodes that have a split; returns the frontier and the heap size."""
-    split_feature, split_pos, split_threshold, gain, child_stats, child_weight, child_impurity = (
-        splits
-    )
-    (heap_node, heap_gain, pending_feature, pending_pos, pending_threshold,
-     pending_child_stats, pending_child_weight, pending_child_impurity) = frontier  # fmt: skip
+    heap_node, heap_gain, pending = frontier
     for k in range(batch.shape[0]):
-        if split_feature[k] < 0:
+        if splits[0][k] < 0:
             continue
         node = batch[k]
-        pending_feature[node] = split_feature[k]
-        pending_pos[node] = split_pos[k]
-        pending_threshold[node] = split_threshold[k]
-        pending_child_stats[node] = child_stats[k]
-        pending_child_weight[node] = child_weight[k]
-        pending_child_impurity[node] = child_impurity[k]
+        copy_split(splits, k, pending, node)
         if heap_size == heap_node.shape[0]:
             heap_node = grow(heap_node, 2 * heap_size, 0)
             heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
-        heap_size = heap_push(heap_node, heap_gain, heap_size, node, gain[k])
-    frontier = (heap_node, heap_gain, pending_feature, pending_pos, pending_threshold,
-                pending_child_stats, pending_child_weight, pending_child_impurity)  # fmt: skip
-    return frontier, heap_size
+        heap_size = heap_push(heap_node, heap_gain, heap_size, node, splits[3][k])
+    return (heap_node, heap_gain, pending), heap_size
 
 
 @kernel
 def pop_best(frontier, heap_size):
     """Take the best node off the frontier: returns it as a one-node batch with its split."""
-    (heap_node, heap_gain, pending_feature, pending_pos, pending_threshold,
-     pending_child_stats, pending_child_weight, pending_child_impurity) = frontier  # fmt: skip
+    heap_node, heap_gain, pending = frontier
     node = heap_node[0]
     heap_size = heap_pop(heap_node, heap_gain, heap_size)
-    splits = (
-        np.full(1, pending_feature[node], dtype=np.int32),
-        np.full(1, pending_pos[node], dtype=np.int64),
-        np.full(1, pending_threshold[node], dtype=np.float64),
-        np.zeros(1, dtype=np.float64),
-        pending_child_stats[node : node + 1].copy(),
-        pending_child_weight[node : node + 1].copy(),
-        pending_child_impurity[node : node + 1].copy(),
-    )
+    splits = new_splits(1, pending[4].shape[2])
+    copy_split(pending, node, splits, 0)
     return np.full(1, node, dtype=np.int64), splits, heap_size
 
 
@@ -562,18 +574,11 @@ def make_room(batch, split_feature, node_count, capacity, tree, frontier, best_f
         grow(node_impurity_, capacity, 0.0),
     )
     if best_first:
-        (heap_node, heap_gain, pending_feature, pending_pos, pending_threshold,
-         pending_child_stats, pending_child_weight, pending_child_impurity) = frontier  # fmt: skip
-        frontier = (
-            heap_node,
-            heap_gain,
-            grow(pending_feature, capacity, -1),
-            grow(pending_pos, capacity, 0),
-            grow(pending_threshold, capacity, 0.0),
-            grow(pending_child_stats, capacity, 0.0),
-            grow(pending_child_weight, capacity, 0.0),
-            grow(pending_child_impurity, capacity, 0.0),
-        )
+        heap_node, heap_gain, pending = frontier
+        bigger = new_splits(capacity, pending[4].shape[2])
+        for node in range(pending[0].shape[0]):
+            copy_split(pending, node, bigger, node)
+        frontier = (heap_node, heap_gain, bigger)
     return capacity, tree, frontier
 
 
@@ -632,40 +637,21 @@ def evaluate_batch_hist(
     from one built on the spot.
     """
     n_features = codes.shape[1]
-    n_batch = nodes.shape[0]
-    n_stats = node_stats.shape[1]
-    split_feature = np.full(n_batch, -1, dtype=np.int32)
-    split_pos = np.zeros(n_batch, dtype=np.int64)
-    split_threshold = np.zeros(n_batch, dtype=np.float64)
-    improvement = np.zeros(n_batch, dtype=np.float64)
-    child_stats = np.zeros((n_batch, 2, n_stats), dtype=np.float64)
-    child_weight = np.zeros((n_batch, 2), dtype=np.float64)
-    child_impurity = np.zeros((n_batch, 2), dtype=np.float64)
-    splits = (split_feature, split_pos, split_threshold, improvement, child_stats, child_weight,
-              child_impurity)  # fmt: skip
-
-    searched = np.empty(n_batch, dtype=np.int64)
-    n_searched = 0
-    work = 0
-    max_segment = 0
-    for k in range(n_batch):
-        node = nodes[k]
-        n = node_end[node] - node_start[node]
-        if is_leaf_by_rules(
-            n, node_weight[node], node_impurity_[node], node_depth[node], max_depth,
-            min_samples_split, min_samples_leaf, min_weight_leaf,
-        ):  # fmt: skip
-            continue
-        searched[n_searched] = k
-        n_searched += 1
-        work += bin_offset[n_features] if node_slot[node] >= 0 else 2 * n * n_features
-        max_segment = max(max_segment, n)
+    splits = new_splits(nodes.shape[0], node_stats.shape[1])
+    child_stats = splits[4]
+    searched, search_nodes = nodes_to_search(
+        nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
+        min_samples_split, min_samples_leaf, min_weight_leaf,
+    )  # fmt: skip
+    n_searched = searched.shape[0]
     if n_searched == 0:
         return splits
-    searched = searched[:n_searched]
-    search_nodes = np.empty(n_searched, dtype=np.int64)
-    for s in range(n_searched):
-        search_nodes[s] = nodes[searched[s]]
+    work = 0
+    max_segment = 0
+    for node in search_nodes:
+        n = node_end[node] - node_start[node]
+        work += bin_offset[n_features] if node_slot[node] >= 0 else 2 * n * n_features
+        max_segment = max(max_segment, n)
 
     candidate = np.empty((n_searched, n_features), dtype=np.uint8)
     f_order = np.empty(n_features, dtype=np.int64)
@@ -701,12 +687,7 @@ def evaluate_batch_hist(
     for s in range(n_searched):
         node = search_nodes[s]
         k = searched[s]
-        best_f = -1
-        best_proxy = NO_SPLIT
-        for f in range(n_features):
-            if out_proxy[s, f] > best_proxy:
-                best_proxy = out_proxy[s, f]
-                best_f = f
+        best_f = best_feature(out_proxy[s])
         if best_f < 0:
             continue
         pos, weight_left, weight_right = partition_rows(
@@ -718,8 +699,7 @@ def evaluate_batch_hist(
         accept_split(
             k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
             node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
-            split_feature, split_pos, split_threshold, improvement, child_stats, child_weight,
-            child_impurity,
+            splits,
         )  # fmt: skip
     return splits
 

@@ -361,22 +361,9 @@ def _best_split(rows, stats, impurity, prm):
 def finish_split(best, stats, impurity, prm):
     """Compute the improvement of a node's best split; ``None`` if there is no valid split.
 
-    Parameters
-    ----------
-    best : _Split or None
-        The winning candidate, with its children's rows.
-    stats : _Stats
-        Statistics of the node.
-    impurity : float
-        Impurity of the node.
-    prm : _Params
-        Data and hyper-parameters.
-
-    Returns
-    -------
-    _Split or None
-        ``None`` if ``best`` is ``None`` or its improvement is below
-        ``min_impurity_decrease``.
+    ``best`` is the winning candidate (or ``None``), with its children's rows; ``stats``,
+    ``impurity`` and ``prm`` are those of :func:`_best_split`. Returns ``best`` with its
+    improvement set, or ``None`` if it is below ``min_impurity_decrease``.
     """
     if best is None:
         return None

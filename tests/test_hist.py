@@ -17,7 +17,7 @@ from _reference import assert_tree_equal, reference_apply
 from conftest import sample_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_builder import _fit_both, datasets, params_strategy
+from test_builder import _fit_both, datasets, params_strategy, serial_parallel_data
 
 import dtjit
 from dtjit import _binning, _hist
@@ -252,16 +252,8 @@ def test_hist_equals_exact_on_covtype_low_cardinality_columns(covtype_table, kw)
 @pytest.mark.parametrize("max_leaf_nodes", [None, 50])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_hist_serial_and_parallel_builds_are_bit_identical(criterion, max_leaf_nodes, weighted):
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(60_000, 8)).astype(np.float32)
-    X[:, 3] = np.round(X[:, 3])
-    w = rng.uniform(0.5, 2.0, size=len(X)) if weighted else None
-    if criterion == "squared_error":
-        y = X[:, 0] + np.sin(X[:, 1]) + rng.normal(size=len(X))
-        cls = dtjit.DecisionTreeRegressor
-    else:
-        y = (X[:, 0] + X[:, 3] ** 2 + rng.normal(size=len(X)) > 1).astype(int) + (X[:, 2] > 1)
-        cls = dtjit.DecisionTreeClassifier
+    X, y, cls = serial_parallel_data(criterion, 60_000)
+    w = np.random.default_rng(8).uniform(0.5, 2.0, size=len(X)) if weighted else None
     kw = {"criterion": criterion, "max_leaf_nodes": max_leaf_nodes, "splitter": "hist"}
     serial = cls(n_jobs=1, **kw).fit(X, y, sample_weight=w)
     parallel = cls(n_jobs=2, **kw).fit(X, y, sample_weight=w)

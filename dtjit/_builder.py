@@ -17,6 +17,7 @@ order of improvement and renumbers to breadth-first order at the end.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from ._criterion import impurity_improvement, node_impurity
 from ._hist import (
@@ -29,7 +30,15 @@ from ._hist import (
     sweep_parallel,
     sweep_serial,
 )
-from ._jit import EPSILON, PARALLEL_MIN_WORK, TREE_LEAF, TREE_UNDEFINED, inline_kernel, kernel
+from ._jit import (
+    EPSILON,
+    PARALLEL_MIN_WORK,
+    TREE_LEAF,
+    TREE_UNDEFINED,
+    inline_kernel,
+    kernel,
+    parallel_kernel,
+)
 from ._splitter import (
     NO_SPLIT,
     best_splits_parallel,
@@ -638,7 +647,6 @@ def evaluate_batch_hist(
     """
     n_features = codes.shape[1]
     splits = new_splits(nodes.shape[0], node_stats.shape[1])
-    child_stats = splits[4]
     searched, search_nodes = nodes_to_search(
         nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
         min_samples_split, min_samples_leaf, min_weight_leaf,
@@ -681,10 +689,43 @@ def evaluate_batch_hist(
             out_threshold,
         )  # fmt: skip
 
+    n_chunks_split = min(n_chunks, n_searched)
+    if parallel and n_chunks_split > 1 and work >= PARALLEL_MIN_WORK:
+        split_nodes_parallel(
+            searched, search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end,
+            node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight,
+            y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
+            max_segment, n_chunks_split,
+        )  # fmt: skip
+    else:
+        split_nodes(
+            0, n_searched, searched, search_nodes, out_proxy, out_cut, out_threshold,
+            node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
+            contrib, sample_weight, y, is_regression, criterion, weight_root,
+            min_impurity_decrease, splits, max_segment,
+        )  # fmt: skip
+    return splits
+
+
+@kernel
+def split_nodes(
+    first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, node_start,
+    node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
+    sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
+    max_segment,
+):  # fmt: skip
+    """Reduce, partition and accept the best splits of searched nodes ``first .. stop - 1``.
+
+    Notes
+    -----
+    Node ``s`` touches only its own segment of ``rows`` / ``codes`` / ``code`` and entry
+    ``searched[s]`` of the split record, so disjoint node ranges may run concurrently.
+    """
+    child_stats = splits[4]
     scratch_rows = np.empty(max_segment, dtype=np.int32)
-    scratch_codes = np.empty((max_segment, n_features), dtype=np.uint8)
+    scratch_codes = np.empty((max_segment, codes.shape[1]), dtype=np.uint8)
     scratch_code = np.empty(max_segment, dtype=np.int32)
-    for s in range(n_searched):
+    for s in range(first, stop):
         node = search_nodes[s]
         k = searched[s]
         best_f = best_feature(out_proxy[s])
@@ -701,7 +742,27 @@ def evaluate_batch_hist(
             node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
             splits,
         )  # fmt: skip
-    return splits
+
+
+@parallel_kernel
+def split_nodes_parallel(
+    searched, search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end,
+    node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
+    is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
+    n_chunks,
+):  # fmt: skip
+    """Run :func:`split_nodes` over ``n_chunks`` contiguous ranges of nodes on threads.
+
+    Every node is handled exactly as in the serial loop, so the results are identical.
+    """
+    n_searched = searched.shape[0]
+    for t in prange(n_chunks):
+        split_nodes(
+            t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, searched,
+            search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end, node_weight,
+            node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
+            is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
+        )  # fmt: skip
 
 
 @kernel

@@ -18,9 +18,10 @@ a cut, exactly where the exact splitter puts it. A feature whose sample showed a
 again from the full column, so the "one bin per distinct value" promise holds.
 
 Codes are stored row-major, shape ``(n_samples, n_features)``: the histogram build walks a
-node's rows and adds every feature of a row at once, and a row's codes share one cache line,
-so each row costs one memory access instead of one per feature (column-major codes would
-gather ``n_features`` scattered bytes per row).
+node's rows and adds every feature of a row at once, and a row's codes share one cache line;
+the histogram builder also moves a row's codes as one contiguous block when it partitions
+them with the rows, which keeps every later pass over a node sequential. Column-major codes
+would make both the build and the partition touch ``n_features`` scattered bytes per row.
 """
 
 from __future__ import annotations

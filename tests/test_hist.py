@@ -71,6 +71,25 @@ def test_few_distinct_values_get_one_bin_each(covtype_table):
     _assert_binned_equal(binned, reference_bins(X, 255))
 
 
+@pytest.mark.parametrize("max_bins", [2, 10, 255])
+def test_quantile_bins_hold_about_equal_counts(max_bins):
+    rng = np.random.default_rng(5)
+    X = rng.lognormal(size=(100_000, 2)).astype(np.float32)
+    X[:, 1] = np.round(X[:, 1] * 100)  # ties: about 2,000 distinct values, some heavy
+    binned = _binning.bin_features(X, max_bins, 1)
+    for f in range(2):
+        counts = np.bincount(binned.codes[:, f])
+        assert len(counts) == binned.bin_offset[f + 1] - binned.bin_offset[f]
+        assert (counts > 0).all()
+        if f == 0:  # continuous: exactly max_bins bins of n / max_bins rows each (+-2 rows)
+            assert len(counts) == max_bins
+            assert np.abs(counts - len(X) / max_bins).max() < 2
+        else:  # a bin never holds more than one quantile step plus one distinct value
+            assert len(counts) >= max_bins // 2
+            heaviest = np.unique(X[:, 1], return_counts=True)[1].max()
+            assert counts.max() <= len(X) / max_bins + heaviest
+
+
 def test_sampled_binning_keeps_values_the_sample_missed():
     """Above BIN_SAMPLE_ROWS the bins come from a sample; a rare value still gets its bin."""
     n = _binning.BIN_SAMPLE_ROWS + 50_000

@@ -77,7 +77,7 @@ def is_leaf_by_rules(
     )
 
 
-@kernel
+@inline_kernel
 def new_splits(n_batch, n_stats):
     """Allocate a batch's split record, every node a leaf until a split is accepted.
 
@@ -95,7 +95,7 @@ def new_splits(n_batch, n_stats):
     )
 
 
-@kernel
+@inline_kernel
 def nodes_to_search(
     nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
     min_samples_split, min_samples_leaf, min_weight_leaf,
@@ -118,7 +118,7 @@ def nodes_to_search(
     return searched, search_nodes
 
 
-@kernel
+@inline_kernel
 def best_feature(proxies):
     """Feature of the strictly greatest proxy (ties: the lowest index); -1 if none is finite."""
     best_f = -1
@@ -466,7 +466,7 @@ def build(
     return finished_tree(tree, node_count)
 
 
-@kernel
+@inline_kernel
 def new_nodes(capacity, n_stats):
     """Allocate node storage with room for ``capacity`` nodes.
 
@@ -488,7 +488,7 @@ def new_nodes(capacity, n_stats):
     )
 
 
-@kernel
+@inline_kernel
 def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, criterion):
     """Make node 0 the root over all samples ``root_idx``; returns its weight."""
     node_end = tree[6]
@@ -504,7 +504,7 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
     return node_weight[0]
 
 
-@kernel
+@inline_kernel
 def new_frontier(capacity, n_stats):
     """Allocate the best-first frontier.
 
@@ -518,7 +518,7 @@ def new_frontier(capacity, n_stats):
     )
 
 
-@kernel
+@inline_kernel
 def copy_split(src, k, dst, j):
     """Copy entry ``k`` of split record ``src`` to entry ``j`` of ``dst``."""
     dst[0][j] = src[0][k]
@@ -530,7 +530,7 @@ def copy_split(src, k, dst, j):
     dst[6][j] = src[6][k]
 
 
-@kernel
+@inline_kernel
 def queue_splits(batch, splits, frontier, heap_size):
     """Queue the batch nodes that have a split; returns the frontier and the heap size."""
     heap_node, heap_gain, pending = frontier
@@ -546,7 +546,7 @@ def queue_splits(batch, splits, frontier, heap_size):
     return (heap_node, heap_gain, pending), heap_size
 
 
-@kernel
+@inline_kernel
 def pop_best(frontier, heap_size):
     """Take the best node off the frontier: returns it as a one-node batch with its split."""
     heap_node, heap_gain, pending = frontier
@@ -557,7 +557,7 @@ def pop_best(frontier, heap_size):
     return np.full(1, node, dtype=np.int64), splits, heap_size
 
 
-@kernel
+@inline_kernel
 def make_room(batch, split_feature, node_count, capacity, tree, frontier, best_first):
     """Grow the node storage (doubling) so the batch's children fit; returns the new state."""
     n_new = 0
@@ -591,7 +591,7 @@ def make_room(batch, split_feature, node_count, capacity, tree, frontier, best_f
     return capacity, tree, frontier
 
 
-@kernel
+@inline_kernel
 def finished_tree(tree, node_count):
     """Return the builders' result: the node arrays cut to ``node_count`` (see :func:`build`)."""
     (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,

@@ -31,14 +31,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from ._jit import FEATURE_THRESHOLD, PARALLEL_MIN_WORK, kernel, parallel_kernel
+from ._jit import FEATURE_THRESHOLD, PARALLEL_MIN_WORK, inline_kernel, kernel, parallel_kernel
 from ._splitter import presort_parallel, presort_serial
 
 BIN_SAMPLE_ROWS = 200_000
 SAMPLE_SEED = 0  # fixed: the bins depend on the data only, not on random_state
 
 
-@kernel
+@inline_kernel
 def bins_from_sorted(values, max_bins, out_low, out_high):
     """Bins of one feature from its sorted values; returns their number.
 

@@ -620,7 +620,7 @@ def finished_tree(tree, node_count):
 STORED_HIST_MIN_ROWS = 256
 
 
-@kernel
+@inline_kernel
 def stored_histogram_min_rows(n_features, n_total_bins, width):
     """Fewest rows a node needs to keep its histogram (see ``STORED_HIST_MIN_ROWS``)."""
     return max(STORED_HIST_MIN_ROWS, 2 * n_total_bins * width // n_features)
@@ -765,7 +765,7 @@ def split_nodes_parallel(
         )  # fmt: skip
 
 
-@kernel
+@inline_kernel
 def take_slot(hist_pool, free_slots, n_free):
     """Take a free histogram slot, doubling the pool when none is left.
 
@@ -786,7 +786,7 @@ def take_slot(hist_pool, free_slots, n_free):
     return free_slots[n_free], hist_pool, free_slots, n_free
 
 
-@kernel
+@inline_kernel
 def give_back_slot(node, node_slot, free_slots, n_free):
     """Return ``node``'s histogram slot (if any) to the free list; returns ``n_free``."""
     if node_slot[node] >= 0:

@@ -31,7 +31,7 @@ from ._jit import SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
 NO_SPLIT = -np.inf
 
 
-@kernel
+@inline_kernel
 def histogram_width(n_sweep, unit_weight):
     """Columns of a histogram: the sweep statistics, plus weight and row count if weighted."""
     return n_sweep if unit_weight else n_sweep + 2
@@ -79,7 +79,7 @@ def bin_totals(hist, b, n_sweep, unit_weight):
     return hist[b, n_sweep], hist[b, n_sweep + 1]
 
 
-@kernel
+@inline_kernel
 def clear_rows(start, end, codes, bin_offset, hist):
     """Zero the bins of ``hist`` that positions ``start .. end - 1`` touch (cheaper than all)."""
     n_features = codes.shape[1]
@@ -187,7 +187,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     return best_proxy, best_cut, threshold
 
 
-@kernel
+@inline_kernel
 def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_max, total,
                weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
                min_weight_leaf, left, out_proxy, out_cut, out_threshold):  # fmt: skip
@@ -251,7 +251,7 @@ for _bit in range(64):
     DE_BRUIJN_INDEX[((1 << _bit) * 0x03F79D71B4CA8B09 % 2**64) >> 58] = _bit
 
 
-@kernel
+@inline_kernel
 def occupied_bins(start, end, codes, occupancy, listed, n_listed):
     """List, per feature and in increasing order, the codes at positions ``start .. end - 1``.
 
@@ -287,7 +287,7 @@ def occupied_bins(start, end, codes, occupancy, listed, n_listed):
         n_listed[f] = n
 
 
-@kernel
+@inline_kernel
 def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
                       node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
                       unit_weight, criterion,
@@ -393,7 +393,7 @@ def build_histograms_parallel(task_slot, task_start, task_end, rows, codes, bin_
                  contrib, sample_weight, unit_weight, n_sweep, hist)  # fmt: skip
 
 
-@kernel
+@inline_kernel
 def subtract_histograms(derive_dst, derive_parent, derive_src, hist_pool):
     """``hist_pool[dst] = hist_pool[parent] - hist_pool[src]`` for every derive task.
 
@@ -487,7 +487,7 @@ def partition_rows(rows, start, end, codes, f, cut, code, contrib, sample_weight
     return write, weight_left, weight_right
 
 
-@kernel
+@inline_kernel
 def constant_features(hist_pool, slot, start, end, codes, bin_offset, n_sweep, unit_weight,
                       out):  # fmt: skip
     """Mark the features on which a node's rows all share one bin: ``out[f] = 1``.

@@ -1,4 +1,4 @@
-"""Level-wise (breadth-first) and best-first tree builders over presorted segments.
+"""Level-wise (breadth-first) and best-first tree builders, over presorted or binned data.
 
 Both builders share two steps, applied to a *batch* of nodes:
 
@@ -17,9 +17,28 @@ order of improvement and renumbers to breadth-first order at the end.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from ._criterion import impurity_improvement, node_impurity
-from ._jit import EPSILON, PARALLEL_MIN_WORK, TREE_LEAF, TREE_UNDEFINED, kernel
+from ._hist import (
+    build_histograms_parallel,
+    build_histograms_serial,
+    constant_features,
+    histogram_width,
+    partition_rows,
+    subtract_histograms,
+    sweep_parallel,
+    sweep_serial,
+)
+from ._jit import (
+    EPSILON,
+    PARALLEL_MIN_WORK,
+    TREE_LEAF,
+    TREE_UNDEFINED,
+    inline_kernel,
+    kernel,
+    parallel_kernel,
+)
 from ._splitter import (
     NO_SPLIT,
     best_splits_parallel,
@@ -27,6 +46,8 @@ from ._splitter import (
     draw_candidate_features,
     partition_parallel,
     partition_serial,
+    presorted_constant_features,
+    rand_uniform,
     segment_stats,
 )
 
@@ -42,14 +63,117 @@ def grow(a, capacity, fill):
     return out
 
 
+@inline_kernel
+def is_leaf_by_rules(
+    n, weight, impurity, depth, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf
+):
+    """Whether a node is a leaf before any split search (scikit-learn's rules and order)."""
+    return (
+        depth >= max_depth
+        or n < min_samples_split
+        or n < 2 * min_samples_leaf
+        or weight < 2.0 * min_weight_leaf
+        or impurity <= EPSILON
+    )
+
+
+@inline_kernel
+def new_splits(n_batch, n_stats):
+    """Allocate a batch's split record, every node a leaf until a split is accepted.
+
+    The tuple is ``split_feature`` (-1: leaf), ``split_pos``, ``split_threshold``,
+    ``improvement``, ``child_stats``, ``child_weight``, ``child_impurity``.
+    """
+    return (
+        np.full(n_batch, -1, dtype=np.int32),
+        np.zeros(n_batch, dtype=np.int64),
+        np.zeros(n_batch, dtype=np.float64),
+        np.zeros(n_batch, dtype=np.float64),
+        np.zeros((n_batch, 2, n_stats), dtype=np.float64),
+        np.zeros((n_batch, 2), dtype=np.float64),
+        np.zeros((n_batch, 2), dtype=np.float64),
+    )
+
+
+@inline_kernel
+def nodes_to_search(
+    nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
+    min_samples_split, min_samples_leaf, min_weight_leaf,
+):  # fmt: skip
+    """Batch positions and ids of the nodes no leaf rule stops from being searched."""
+    searched = np.empty(nodes.shape[0], dtype=np.int64)
+    n_searched = 0
+    for k in range(nodes.shape[0]):
+        node = nodes[k]
+        if not is_leaf_by_rules(
+            node_end[node] - node_start[node], node_weight[node], node_impurity_[node],
+            node_depth[node], max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+        ):  # fmt: skip
+            searched[n_searched] = k
+            n_searched += 1
+    searched = searched[:n_searched]
+    search_nodes = np.empty(n_searched, dtype=np.int64)
+    for s in range(n_searched):
+        search_nodes[s] = nodes[searched[s]]
+    return searched, search_nodes
+
+
+@inline_kernel
+def best_feature(proxies):
+    """Feature of the strictly greatest proxy (ties: the lowest index); -1 if none is finite."""
+    best_f = -1
+    best_proxy = NO_SPLIT
+    for f in range(proxies.shape[0]):
+        if proxies[f] > best_proxy:
+            best_proxy = proxies[f]
+            best_f = f
+    return best_f
+
+
+@inline_kernel
+def accept_split(
+    k, f, pos, split_threshold_k, weight_left, weight_right, criterion, impurity, weight,
+    weight_root, min_impurity_decrease, splits,
+):  # fmt: skip
+    """Record batch node ``k``'s best split unless its impurity decrease is too small.
+
+    ``splits`` is the batch's split record (:func:`new_splits`); its ``child_stats[k]``
+    holds the children's statistics on entry. Their impurities and the weighted impurity
+    decrease are computed here, and the node stays a leaf (``split_feature[k] == -1``) if
+    ``improvement + EPSILON < min_impurity_decrease``.
+    """
+    split_feature, split_pos, split_threshold, improvement, child_stats, child_weight, _ = splits
+    child_impurity = splits[6]
+    impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
+    impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
+    gain = impurity_improvement(
+        impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
+    )
+    if gain + EPSILON < min_impurity_decrease:
+        return
+    child_weight[k, 0] = weight_left
+    child_weight[k, 1] = weight_right
+    child_impurity[k, 0] = impurity_left
+    child_impurity[k, 1] = impurity_right
+    split_feature[k] = f
+    split_pos[k] = pos
+    split_threshold[k] = split_threshold_k
+    improvement[k] = gain
+
+
 @kernel
 def evaluate_batch(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
     is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
+    random_split,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
+
+    With ``random_split`` (``splitter="random"``) each searched non-constant feature gets one
+    threshold drawn uniformly between the node's smallest and largest value, and the best of
+    those is chosen (scikit-learn's random splitter).
 
     Returns
     -------
@@ -70,80 +194,64 @@ def evaluate_batch(
     Leaf rules, in scikit-learn's order: ``depth >= max_depth``, ``n < min_samples_split``,
     ``n < 2 * min_samples_leaf``, ``W < 2 * min_weight_leaf``, ``impurity <= EPSILON``; then no
     valid candidate, or ``improvement + EPSILON < min_impurity_decrease``.
-    Random numbers (``max_features``) are drawn here, serially, in batch order.
+    Random numbers (``max_features``, random thresholds) are drawn here, serially, in batch
+    order: per node the features first, then one threshold per candidate in feature order.
     """
     n_features = sorted_idx.shape[0]
-    n_batch = nodes.shape[0]
-    n_stats = node_stats.shape[1]
-    split_feature = np.full(n_batch, -1, dtype=np.int32)
-    split_pos = np.zeros(n_batch, dtype=np.int64)
-    split_threshold = np.zeros(n_batch, dtype=np.float64)
-    improvement = np.zeros(n_batch, dtype=np.float64)
-    child_stats = np.zeros((n_batch, 2, n_stats), dtype=np.float64)
-    child_weight = np.zeros((n_batch, 2), dtype=np.float64)
-    child_impurity = np.zeros((n_batch, 2), dtype=np.float64)
-
-    searched = np.empty(n_batch, dtype=np.int64)
-    n_searched = 0
-    work = 0
-    for k in range(n_batch):
-        node = nodes[k]
-        n = node_end[node] - node_start[node]
-        if (
-            node_depth[node] >= max_depth
-            or n < min_samples_split
-            or n < 2 * min_samples_leaf
-            or node_weight[node] < 2.0 * min_weight_leaf
-            or node_impurity_[node] <= EPSILON
-        ):
-            continue
-        searched[n_searched] = k
-        n_searched += 1
-        work += n
+    splits = new_splits(nodes.shape[0], node_stats.shape[1])
+    split_feature, split_pos, split_threshold, improvement, child_stats, _, _ = splits
+    searched, search_nodes = nodes_to_search(
+        nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
+        min_samples_split, min_samples_leaf, min_weight_leaf,
+    )  # fmt: skip
+    n_searched = searched.shape[0]
     if n_searched == 0:
-        return (
-            split_feature, split_pos, split_threshold, improvement,
-            child_stats, child_weight, child_impurity,
-        )  # fmt: skip
-    searched = searched[:n_searched]
-    search_nodes = np.empty(n_searched, dtype=np.int64)
-    for s in range(n_searched):
-        search_nodes[s] = nodes[searched[s]]
+        return splits
+    work = 0
+    for node in search_nodes:
+        work += node_end[node] - node_start[node]
 
     candidate = np.empty((n_searched, n_features), dtype=np.uint8)
     f_order = np.empty(n_features, dtype=np.int64)
-    for s in range(n_searched):
-        node = search_nodes[s]
-        draw_candidate_features(
-            f_order, max_features, node_start[node], node_end[node], sorted_val, rng_state,
-            candidate[s],
-        )  # fmt: skip
-
+    constant = np.zeros(n_features, dtype=np.uint8)
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
     out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    for s in range(n_searched):
+        node = search_nodes[s]
+        start = node_start[node]
+        end = node_end[node]
+        if max_features < n_features or random_split:
+            presorted_constant_features(start, end, sorted_val, constant)
+        draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
+        if random_split:
+            # One threshold per searched non-constant feature, drawn in feature order,
+            # serially here so the parallel sweep below stays reproducible.
+            for f in range(n_features):
+                if candidate[s, f] and not constant[f]:
+                    low = np.float64(sorted_val[f, start])
+                    high = np.float64(sorted_val[f, end - 1])
+                    t = rand_uniform(rng_state, low, high)
+                    out_threshold[s, f] = low if t == high else t
+                else:
+                    candidate[s, f] = 0
     if parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
     else:
         best_splits_serial(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
     for s in range(n_searched):
         node = search_nodes[s]
         k = searched[s]
-        best_f = -1
-        best_proxy = NO_SPLIT
-        for f in range(n_features):
-            if out_proxy[s, f] > best_proxy:
-                best_proxy = out_proxy[s, f]
-                best_f = f
+        best_f = best_feature(out_proxy[s])
         if best_f < 0:
             continue
         start = node_start[node]
@@ -156,31 +264,41 @@ def evaluate_batch(
         weight_right = segment_stats(
             idx, pos, end, code, contrib, sample_weight, y, is_regression, child_stats[k, 1]
         )
-        impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
-        impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
-        gain = impurity_improvement(
-            node_impurity_[node],
-            impurity_left,
-            impurity_right,
-            weight_left,
-            weight_right,
-            node_weight[node],
-            weight_root,
-        )
-        if gain + EPSILON < min_impurity_decrease:
-            continue
-        child_weight[k, 0] = weight_left
-        child_weight[k, 1] = weight_right
-        child_impurity[k, 0] = impurity_left
-        child_impurity[k, 1] = impurity_right
-        split_feature[k] = best_f
-        split_pos[k] = pos
-        split_threshold[k] = out_threshold[s, best_f]
-        improvement[k] = gain
-    return (
-        split_feature, split_pos, split_threshold, improvement,
-        child_stats, child_weight, child_impurity,
-    )  # fmt: skip
+        accept_split(
+            k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
+            node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
+            splits,
+        )  # fmt: skip
+    return splits
+
+
+@inline_kernel
+def append_children(
+    k, node, first_child, split_feature, split_pos, split_threshold, child_stats, child_weight,
+    child_impurity, feature, threshold, left, right, missing_left, node_start, node_end,
+    node_depth, node_stats, node_weight, node_impurity_,
+):  # fmt: skip
+    """Make batch node ``k`` (id ``node``) a split with children ``first_child`` and the next.
+
+    ``missing_left`` follows scikit-learn for features without missing values: NaN goes to
+    the child with more training samples.
+    """
+    start = node_start[node]
+    end = node_end[node]
+    pos = split_pos[k]
+    feature[node] = split_feature[k]
+    threshold[node] = split_threshold[k]
+    left[node] = first_child
+    right[node] = first_child + 1
+    missing_left[node] = 1 if pos - start > end - pos else 0
+    for side in range(2):
+        child = first_child + side
+        node_start[child] = start if side == 0 else pos
+        node_end[child] = pos if side == 0 else end
+        node_depth[child] = node_depth[node] + 1
+        node_stats[child] = child_stats[k, side]
+        node_weight[child] = child_weight[k, side]
+        node_impurity_[child] = child_impurity[k, side]
 
 
 @kernel
@@ -202,8 +320,7 @@ def apply_splits(
     Notes
     -----
     Children are appended in batch order, left before right, so ``right == left + 1`` and a
-    batch that is one level yields breadth-first ids. ``missing_left`` follows scikit-learn
-    for features without missing values: NaN goes to the child with more training samples.
+    batch that is one level yields breadth-first ids.
     """
     n_batch = nodes.shape[0]
     split_nodes = np.empty(n_batch, dtype=np.int64)
@@ -220,22 +337,12 @@ def apply_splits(
         end = node_end[node]
         pos = split_pos[k]
         idx = sorted_idx[f]
-        left_child = node_count
-        right_child = node_count + 1
+        append_children(
+            k, node, node_count, split_feature, split_pos, split_threshold, child_stats,
+            child_weight, child_impurity, feature, threshold, left, right, missing_left,
+            node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+        )  # fmt: skip
         node_count += 2
-        feature[node] = f
-        threshold[node] = split_threshold[k]
-        left[node] = left_child
-        right[node] = right_child
-        missing_left[node] = 1 if pos - start > end - pos else 0
-        for side in range(2):
-            child = left_child + side
-            node_start[child] = start if side == 0 else pos
-            node_end[child] = pos if side == 0 else end
-            node_depth[child] = node_depth[node] + 1
-            node_stats[child] = child_stats[k, side]
-            node_weight[child] = child_weight[k, side]
-            node_impurity_[child] = child_impurity[k, side]
         # The split feature is sorted, so its first pos - start samples are the left child.
         for p in range(start, pos):
             goes_left[idx[p]] = 1
@@ -264,7 +371,7 @@ def build(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks,
+    n_chunks, random_split,
 ):  # fmt: skip
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
 
@@ -297,6 +404,8 @@ def build(
         Whether large batches may use threads.
     n_chunks : int
         Threads available to the partition.
+    random_split : bool
+        ``splitter="random"``: score one random threshold per candidate feature.
 
     Returns
     -------
@@ -313,106 +422,39 @@ def build(
     """
     n_samples = sorted_idx.shape[1]
     capacity = INITIAL_CAPACITY
-    feature = np.full(capacity, TREE_UNDEFINED, dtype=np.int32)
-    threshold = np.full(capacity, float(TREE_UNDEFINED), dtype=np.float64)
-    left = np.full(capacity, TREE_LEAF, dtype=np.int32)
-    right = np.full(capacity, TREE_LEAF, dtype=np.int32)
-    missing_left = np.zeros(capacity, dtype=np.uint8)
-    node_start = np.zeros(capacity, dtype=np.int64)
-    node_end = np.zeros(capacity, dtype=np.int64)
-    node_depth = np.zeros(capacity, dtype=np.int64)
-    node_stats = np.zeros((capacity, n_stats), dtype=np.float64)
-    node_weight = np.zeros(capacity, dtype=np.float64)
-    node_impurity_ = np.zeros(capacity, dtype=np.float64)
+    tree = new_nodes(capacity, n_stats)
     goes_left = np.zeros(n_samples, dtype=np.uint8)
-
-    node_end[0] = n_samples
-    node_weight[0] = segment_stats(
-        sorted_idx[0], 0, n_samples, code, contrib, sample_weight, y, is_regression,
-        node_stats[0],
-    )  # fmt: skip
-    node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
-    weight_root = node_weight[0]
+    weight_root = init_root(tree, sorted_idx[0], code, contrib, sample_weight, y, is_regression,
+                            criterion)  # fmt: skip
     node_count = 1
-
-    # Best-first frontier: a binary max-heap of (improvement, -node id) held in two arrays.
-    heap_node = np.empty(INITIAL_CAPACITY, dtype=np.int64)
-    heap_gain = np.empty(INITIAL_CAPACITY, dtype=np.float64)
+    frontier = new_frontier(capacity, n_stats)
     heap_size = 0
-    pending_feature = np.full(capacity, -1, dtype=np.int32)
-    pending_pos = np.zeros(capacity, dtype=np.int64)
-    pending_threshold = np.zeros(capacity, dtype=np.float64)
-    pending_child_stats = np.zeros((capacity, 2, n_stats), dtype=np.float64)
-    pending_child_weight = np.zeros((capacity, 2), dtype=np.float64)
-    pending_child_impurity = np.zeros((capacity, 2), dtype=np.float64)
-
     best_first = max_leaf_nodes > 0
     batch = np.zeros(1, dtype=np.int64)  # the root
     splits_left = max_leaf_nodes - 1
     while batch.shape[0] > 0:
-        (
-            split_feature, split_pos, split_threshold, gain,
-            child_stats, child_weight, child_impurity,
-        ) = evaluate_batch(  # fmt: skip
+        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        splits = evaluate_batch(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
             min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel,
+            parallel, random_split,
         )  # fmt: skip
         if best_first:
-            # Queue the splittable nodes, then expand the best one of the whole frontier.
-            for k in range(batch.shape[0]):
-                if split_feature[k] < 0:
-                    continue
-                node = batch[k]
-                pending_feature[node] = split_feature[k]
-                pending_pos[node] = split_pos[k]
-                pending_threshold[node] = split_threshold[k]
-                pending_child_stats[node] = child_stats[k]
-                pending_child_weight[node] = child_weight[k]
-                pending_child_impurity[node] = child_impurity[k]
-                if heap_size == heap_node.shape[0]:
-                    heap_node = grow(heap_node, 2 * heap_size, 0)
-                    heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
-                heap_size = heap_push(heap_node, heap_gain, heap_size, node, gain[k])
+            frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
             if heap_size == 0 or splits_left <= 0:
                 break
-            node = heap_node[0]
-            heap_size = heap_pop(heap_node, heap_gain, heap_size)
             splits_left -= 1
-            batch = np.full(1, node, dtype=np.int64)
-            split_feature = np.full(1, pending_feature[node], dtype=np.int32)
-            split_pos = np.full(1, pending_pos[node], dtype=np.int64)
-            split_threshold = np.full(1, pending_threshold[node], dtype=np.float64)
-            child_stats = pending_child_stats[node : node + 1].copy()
-            child_weight = pending_child_weight[node : node + 1].copy()
-            child_impurity = pending_child_impurity[node : node + 1].copy()
-
-        n_new = 0
-        for k in range(batch.shape[0]):
-            if split_feature[k] >= 0:
-                n_new += 2
-        if node_count + n_new > capacity:
-            capacity = max(2 * capacity, node_count + n_new)
-            feature = grow(feature, capacity, TREE_UNDEFINED)
-            threshold = grow(threshold, capacity, float(TREE_UNDEFINED))
-            left = grow(left, capacity, TREE_LEAF)
-            right = grow(right, capacity, TREE_LEAF)
-            missing_left = grow(missing_left, capacity, 0)
-            node_start = grow(node_start, capacity, 0)
-            node_end = grow(node_end, capacity, 0)
-            node_depth = grow(node_depth, capacity, 0)
-            node_stats = grow(node_stats, capacity, 0.0)
-            node_weight = grow(node_weight, capacity, 0.0)
-            node_impurity_ = grow(node_impurity_, capacity, 0.0)
-            if best_first:
-                pending_feature = grow(pending_feature, capacity, -1)
-                pending_pos = grow(pending_pos, capacity, 0)
-                pending_threshold = grow(pending_threshold, capacity, 0.0)
-                pending_child_stats = grow(pending_child_stats, capacity, 0.0)
-                pending_child_weight = grow(pending_child_weight, capacity, 0.0)
-                pending_child_impurity = grow(pending_child_impurity, capacity, 0.0)
+            batch, splits, heap_size = pop_best(frontier, heap_size)
+        capacity, tree, frontier = make_room(batch, splits[0], node_count, capacity, tree,
+                                             frontier, best_first)  # fmt: skip
+        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        split_feature, split_pos, split_threshold, _, child_stats, child_weight, child_impurity = (
+            splits
+        )
         first_child = node_count
         node_count = apply_splits(
             batch, split_feature, split_pos, split_threshold, child_stats, child_weight,
@@ -421,7 +463,139 @@ def build(
             sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
+    return finished_tree(tree, node_count)
 
+
+@inline_kernel
+def new_nodes(capacity, n_stats):
+    """Allocate node storage with room for ``capacity`` nodes.
+
+    The tuple is ``feature, threshold, left, right, missing_left, node_start, node_end,
+    node_depth, node_stats, node_weight, node_impurity``.
+    """
+    return (
+        np.full(capacity, TREE_UNDEFINED, dtype=np.int32),
+        np.full(capacity, float(TREE_UNDEFINED), dtype=np.float64),
+        np.full(capacity, TREE_LEAF, dtype=np.int32),
+        np.full(capacity, TREE_LEAF, dtype=np.int32),
+        np.zeros(capacity, dtype=np.uint8),
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros((capacity, n_stats), dtype=np.float64),
+        np.zeros(capacity, dtype=np.float64),
+        np.zeros(capacity, dtype=np.float64),
+    )
+
+
+@inline_kernel
+def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, criterion):
+    """Make node 0 the root over all samples ``root_idx``; returns its weight."""
+    node_end = tree[6]
+    node_stats = tree[8]
+    node_weight = tree[9]
+    node_impurity_ = tree[10]
+    n_samples = root_idx.shape[0]
+    node_end[0] = n_samples
+    node_weight[0] = segment_stats(
+        root_idx, 0, n_samples, code, contrib, sample_weight, y, is_regression, node_stats[0]
+    )
+    node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
+    return node_weight[0]
+
+
+@inline_kernel
+def new_frontier(capacity, n_stats):
+    """Allocate the best-first frontier.
+
+    A binary max-heap of (improvement, -node id) in two arrays, and the pending split of
+    every queued node: a split record (:func:`new_splits`) indexed by node id.
+    """
+    return (
+        np.empty(INITIAL_CAPACITY, dtype=np.int64),
+        np.empty(INITIAL_CAPACITY, dtype=np.float64),
+        new_splits(capacity, n_stats),
+    )
+
+
+@inline_kernel
+def copy_split(src, k, dst, j):
+    """Copy entry ``k`` of split record ``src`` to entry ``j`` of ``dst``."""
+    dst[0][j] = src[0][k]
+    dst[1][j] = src[1][k]
+    dst[2][j] = src[2][k]
+    dst[3][j] = src[3][k]
+    dst[4][j] = src[4][k]
+    dst[5][j] = src[5][k]
+    dst[6][j] = src[6][k]
+
+
+@inline_kernel
+def queue_splits(batch, splits, frontier, heap_size):
+    """Queue the batch nodes that have a split; returns the frontier and the heap size."""
+    heap_node, heap_gain, pending = frontier
+    for k in range(batch.shape[0]):
+        if splits[0][k] < 0:
+            continue
+        node = batch[k]
+        copy_split(splits, k, pending, node)
+        if heap_size == heap_node.shape[0]:
+            heap_node = grow(heap_node, 2 * heap_size, 0)
+            heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
+        heap_size = heap_push(heap_node, heap_gain, heap_size, node, splits[3][k])
+    return (heap_node, heap_gain, pending), heap_size
+
+
+@inline_kernel
+def pop_best(frontier, heap_size):
+    """Take the best node off the frontier: returns it as a one-node batch with its split."""
+    heap_node, heap_gain, pending = frontier
+    node = heap_node[0]
+    heap_size = heap_pop(heap_node, heap_gain, heap_size)
+    splits = new_splits(1, pending[4].shape[2])
+    copy_split(pending, node, splits, 0)
+    return np.full(1, node, dtype=np.int64), splits, heap_size
+
+
+@inline_kernel
+def make_room(batch, split_feature, node_count, capacity, tree, frontier, best_first):
+    """Grow the node storage (doubling) so the batch's children fit; returns the new state."""
+    n_new = 0
+    for k in range(batch.shape[0]):
+        if split_feature[k] >= 0:
+            n_new += 2
+    if node_count + n_new <= capacity:
+        return capacity, tree, frontier
+    capacity = max(2 * capacity, node_count + n_new)
+    (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+     node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+    tree = (
+        grow(feature, capacity, TREE_UNDEFINED),
+        grow(threshold, capacity, float(TREE_UNDEFINED)),
+        grow(left, capacity, TREE_LEAF),
+        grow(right, capacity, TREE_LEAF),
+        grow(missing_left, capacity, 0),
+        grow(node_start, capacity, 0),
+        grow(node_end, capacity, 0),
+        grow(node_depth, capacity, 0),
+        grow(node_stats, capacity, 0.0),
+        grow(node_weight, capacity, 0.0),
+        grow(node_impurity_, capacity, 0.0),
+    )
+    if best_first:
+        heap_node, heap_gain, pending = frontier
+        bigger = new_splits(capacity, pending[4].shape[2])
+        for node in range(pending[0].shape[0]):
+            copy_split(pending, node, bigger, node)
+        frontier = (heap_node, heap_gain, bigger)
+    return capacity, tree, frontier
+
+
+@inline_kernel
+def finished_tree(tree, node_count):
+    """Return the builders' result: the node arrays cut to ``node_count`` (see :func:`build`)."""
+    (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+     node_stats, node_weight, node_impurity_) = tree  # fmt: skip
     n_node_samples = node_end[:node_count] - node_start[:node_count]
     return (
         feature[:node_count].copy(),
@@ -435,6 +609,394 @@ def build(
         node_impurity_[:node_count].copy(),
         n_node_samples,
     )
+
+
+# A node keeps its histogram while open (so a child can derive its own by subtraction) only
+# if building one from its rows, rows x n_features adds, costs more than twice the
+# histogram's size (zeroing plus subtracting it). On 1M x 20 binary that is 1,020 rows: a
+# quarter of it built the full-depth tree no faster (1.38 s vs 1.41 s CPU), a fixed 16k
+# rows took twice as long. The rule also bounds the stored histograms' memory by
+# 8 bytes x n_samples x n_features. Smaller nodes build a throw-away histogram when searched.
+STORED_HIST_MIN_ROWS = 256
+
+
+@inline_kernel
+def stored_histogram_min_rows(n_features, n_total_bins, width):
+    """Fewest rows a node needs to keep its histogram (see ``STORED_HIST_MIN_ROWS``)."""
+    return max(STORED_HIST_MIN_ROWS, 2 * n_total_bins * width // n_features)
+
+
+@kernel
+def evaluate_batch_hist(
+    nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+    node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+    sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
+    min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
+    weight_root, rng_state, parallel, n_chunks,
+):  # fmt: skip
+    """Do what :func:`evaluate_batch` does, over histograms of binned data.
+
+    Returns the same arrays. The chosen split's rows are partitioned here (the pass that sums
+    the children's statistics moves them too), so ``split_pos`` is final on return.
+
+    Notes
+    -----
+    Leaf rules, feature draws and the reduction over features are those of the exact
+    builder; a node is swept from its stored histogram (slot ``node_slot[node] >= 0``) or
+    from one built on the spot.
+    """
+    n_features = codes.shape[1]
+    splits = new_splits(nodes.shape[0], node_stats.shape[1])
+    searched, search_nodes = nodes_to_search(
+        nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
+        min_samples_split, min_samples_leaf, min_weight_leaf,
+    )  # fmt: skip
+    n_searched = searched.shape[0]
+    if n_searched == 0:
+        return splits
+    work = 0
+    max_segment = 0
+    for node in search_nodes:
+        n = node_end[node] - node_start[node]
+        work += bin_offset[n_features] if node_slot[node] >= 0 else 2 * n * n_features
+        max_segment = max(max_segment, n)
+
+    candidate = np.empty((n_searched, n_features), dtype=np.uint8)
+    f_order = np.empty(n_features, dtype=np.int64)
+    constant = np.zeros(n_features, dtype=np.uint8)
+    for s in range(n_searched):
+        node = search_nodes[s]
+        if max_features < n_features:
+            constant_features(hist_pool, node_slot[node], node_start[node], node_end[node],
+                              codes, bin_offset, n_sweep, unit_weight, constant)  # fmt: skip
+        draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
+
+    out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
+    out_cut = np.empty((n_searched, n_features), dtype=np.int64)
+    out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    if parallel and work >= PARALLEL_MIN_WORK:
+        sweep_parallel(
+            search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
+            rows, codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+            out_threshold, min(4 * n_chunks, n_searched),
+        )  # fmt: skip
+    else:
+        sweep_serial(
+            search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
+            rows, codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+            out_threshold,
+        )  # fmt: skip
+
+    n_chunks_split = min(n_chunks, n_searched)
+    if parallel and n_chunks_split > 1 and work >= PARALLEL_MIN_WORK:
+        split_nodes_parallel(
+            searched, search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end,
+            node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight,
+            y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
+            max_segment, n_chunks_split,
+        )  # fmt: skip
+    else:
+        split_nodes(
+            0, n_searched, searched, search_nodes, out_proxy, out_cut, out_threshold,
+            node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
+            contrib, sample_weight, y, is_regression, criterion, weight_root,
+            min_impurity_decrease, splits, max_segment,
+        )  # fmt: skip
+    return splits
+
+
+@kernel
+def split_nodes(
+    first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, node_start,
+    node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
+    sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
+    max_segment,
+):  # fmt: skip
+    """Reduce, partition and accept the best splits of searched nodes ``first .. stop - 1``.
+
+    Notes
+    -----
+    Node ``s`` touches only its own segment of ``rows`` / ``codes`` / ``code`` and entry
+    ``searched[s]`` of the split record, so disjoint node ranges may run concurrently.
+    """
+    child_stats = splits[4]
+    scratch_rows = np.empty(max_segment, dtype=np.int32)
+    scratch_codes = np.empty((max_segment, codes.shape[1]), dtype=np.uint8)
+    scratch_code = np.empty(max_segment, dtype=np.int32)
+    for s in range(first, stop):
+        node = search_nodes[s]
+        k = searched[s]
+        best_f = best_feature(out_proxy[s])
+        if best_f < 0:
+            continue
+        pos, weight_left, weight_right = partition_rows(
+            rows, node_start[node], node_end[node], codes, best_f,
+            out_cut[s, best_f] - bin_offset[best_f], code, contrib, sample_weight, y,
+            is_regression, scratch_rows, scratch_codes, scratch_code, child_stats[k, 0],
+            child_stats[k, 1],
+        )  # fmt: skip
+        accept_split(
+            k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
+            node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
+            splits,
+        )  # fmt: skip
+
+
+@parallel_kernel
+def split_nodes_parallel(
+    searched, search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end,
+    node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
+    is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
+    n_chunks,
+):  # fmt: skip
+    """Run :func:`split_nodes` over ``n_chunks`` contiguous ranges of nodes on threads.
+
+    Every node is handled exactly as in the serial loop, so the results are identical.
+    """
+    n_searched = searched.shape[0]
+    for t in prange(n_chunks):
+        split_nodes(
+            t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, searched,
+            search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end, node_weight,
+            node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
+            is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
+        )  # fmt: skip
+
+
+@inline_kernel
+def take_slot(hist_pool, free_slots, n_free):
+    """Take a free histogram slot, doubling the pool when none is left.
+
+    Returns
+    -------
+    slot, hist_pool, free_slots, n_free
+    """
+    if n_free == 0:
+        old = hist_pool.shape[0]
+        pool = np.empty((2 * old,) + hist_pool.shape[1:], dtype=np.float64)
+        pool[:old] = hist_pool
+        hist_pool = pool
+        free_slots = np.empty(2 * old, dtype=np.int64)
+        for j in range(old):
+            free_slots[j] = 2 * old - 1 - j
+        n_free = old
+    n_free -= 1
+    return free_slots[n_free], hist_pool, free_slots, n_free
+
+
+@inline_kernel
+def give_back_slot(node, node_slot, free_slots, n_free):
+    """Return ``node``'s histogram slot (if any) to the free list; returns ``n_free``."""
+    if node_slot[node] >= 0:
+        free_slots[n_free] = node_slot[node]
+        node_slot[node] = -1
+        n_free += 1
+    return n_free
+
+
+@kernel
+def children_histograms(
+    batch, split_feature, first_child, node_start, node_end, node_depth, node_weight,
+    node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset, code,
+    contrib, sample_weight, unit_weight, n_sweep, max_depth, min_samples_split,
+    min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
+):  # fmt: skip
+    """Build the histograms of the new children that need one; free the parents' slots.
+
+    A child needs a stored histogram when it will be searched (no leaf rule applies) and has
+    at least ``min_stored_rows`` rows. Of two siblings the smaller is built from its rows and
+    the larger is the parent's histogram minus it (the smaller's histogram is built into
+    the larger's slot when the smaller itself needs none).
+
+    Returns
+    -------
+    hist_pool, free_slots, n_free
+    """
+    n_batch = batch.shape[0]
+    task_slot = np.empty(2 * n_batch, dtype=np.int64)
+    task_start = np.empty(2 * n_batch, dtype=np.int64)
+    task_end = np.empty(2 * n_batch, dtype=np.int64)
+    derive_dst = np.empty(n_batch, dtype=np.int64)
+    derive_parent = np.empty(n_batch, dtype=np.int64)
+    derive_src = np.empty(n_batch, dtype=np.int64)
+    n_tasks = 0
+    n_derive = 0
+    work = 0
+    child = first_child
+    for k in range(n_batch):
+        if split_feature[k] < 0:
+            continue
+        parent = batch[k]
+        node_slot[child] = -1
+        node_slot[child + 1] = -1
+        parent_slot = node_slot[parent]
+        children = (child, child + 1)
+        child += 2
+        if parent_slot < 0:
+            continue
+        need = np.zeros(2, dtype=np.bool_)
+        for side in range(2):
+            c = children[side]
+            n = node_end[c] - node_start[c]
+            need[side] = n >= min_stored_rows and not is_leaf_by_rules(
+                n, node_weight[c], node_impurity_[c], node_depth[c], max_depth,
+                min_samples_split, min_samples_leaf, min_weight_leaf,
+            )  # fmt: skip
+        n_left = node_end[children[0]] - node_start[children[0]]
+        n_right = node_end[children[1]] - node_start[children[1]]
+        small = 0 if n_left <= n_right else 1
+        big = 1 - small
+        small_node = children[small]
+        big_node = children[big]
+        build_slot = -1
+        if need[small]:
+            build_slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
+            node_slot[small_node] = build_slot
+        if need[big]:
+            big_slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
+            node_slot[big_node] = big_slot
+            if build_slot < 0:
+                build_slot = big_slot
+            derive_dst[n_derive] = big_slot
+            derive_parent[n_derive] = parent_slot
+            derive_src[n_derive] = build_slot
+            n_derive += 1
+        if build_slot >= 0:
+            task_slot[n_tasks] = build_slot
+            task_start[n_tasks] = node_start[small_node]
+            task_end[n_tasks] = node_end[small_node]
+            n_tasks += 1
+            work += node_end[small_node] - node_start[small_node]
+    if n_tasks > 0:
+        n_features = codes.shape[1]
+        if parallel and work * n_features >= PARALLEL_MIN_WORK:
+            build_histograms_parallel(
+                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], rows, codes,
+                bin_offset, code, contrib, sample_weight, unit_weight, n_sweep, hist_pool,
+                n_chunks if n_tasks < 2 * n_chunks else 1,
+            )  # fmt: skip
+        else:
+            build_histograms_serial(
+                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], rows, codes,
+                bin_offset, code, contrib, sample_weight, unit_weight, n_sweep, hist_pool,
+            )  # fmt: skip
+        subtract_histograms(derive_dst[:n_derive], derive_parent[:n_derive],
+                            derive_src[:n_derive], hist_pool)  # fmt: skip
+    for k in range(n_batch):
+        if split_feature[k] >= 0:
+            n_free = give_back_slot(batch[k], node_slot, free_slots, n_free)
+    return hist_pool, free_slots, n_free
+
+
+@kernel
+def build_hist(
+    codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight, y, n_stats,
+    n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
+    n_chunks,
+):  # fmt: skip
+    """Grow a tree over binned data (``splitter="hist"``); returns what :func:`build` does.
+
+    Parameters
+    ----------
+    codes : ndarray of uint8, shape (n_samples, n_features), C order
+        Bin codes (``_binning.bin_features``); modified: rows are partitioned with the nodes.
+    bin_offset : ndarray of int64, shape (n_features + 1,)
+        Feature ``f``'s bins in the flat bin axis.
+    bin_min, bin_max : ndarray of float64, shape (n_total_bins,)
+        Smallest and largest training value of each bin (thresholds are placed between).
+    code, contrib, sample_weight, unit_weight, y, n_stats, n_sweep, criterion, is_regression
+        As in :func:`build`.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease
+        As in :func:`build`.
+    max_features, max_leaf_nodes, rng_state, parallel, n_chunks
+        As in :func:`build`.
+
+    Notes
+    -----
+    Same growth orders as :func:`build` (level-wise, or best-first with ``max_leaf_nodes``).
+    Memory: one histogram of ``n_total_bins x histogram_width`` float64 per open node with
+    at least ``stored_histogram_min_rows`` rows; a level and the parents it derives from hold
+    at most ``8 * n_samples * n_features`` bytes of them. Cost per level: O(n_features * n_built) to
+    build histograms, where ``n_built`` counts the rows of the smaller children and of small
+    nodes, plus O(n_total_bins * n_sweep) per stored-histogram node for the sweeps.
+    """
+    n_samples, n_features = codes.shape
+    n_hist = histogram_width(n_sweep, unit_weight)
+    min_stored_rows = stored_histogram_min_rows(n_features, bin_offset[n_features], n_hist)
+    capacity = INITIAL_CAPACITY
+    tree = new_nodes(capacity, n_stats)
+    rows = np.arange(n_samples).astype(np.int32)
+    weight_root = init_root(tree, rows, code, contrib, sample_weight, y, is_regression,
+                            criterion)  # fmt: skip
+    code = code.copy()  # from here on indexed by position, like codes (partitioned)
+    node_count = 1
+    frontier = new_frontier(capacity, n_stats)
+    heap_size = 0
+    node_slot = np.full(capacity, -1, dtype=np.int64)
+    hist_pool = np.empty((2, bin_offset[n_features], n_hist), dtype=np.float64)
+    free_slots = np.array([1, 0], dtype=np.int64)
+    n_free = 2
+    root_searched = not is_leaf_by_rules(
+        n_samples, tree[9][0], tree[10][0], 0, max_depth, min_samples_split, min_samples_leaf,
+        min_weight_leaf,
+    )  # fmt: skip
+    if n_samples >= min_stored_rows and root_searched:
+        slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
+        node_slot[0] = slot
+        build_histograms_serial(np.full(1, slot, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                np.full(1, n_samples, dtype=np.int64), rows, codes, bin_offset,
+                                code, contrib, sample_weight, unit_weight, n_sweep,
+                                hist_pool)  # fmt: skip
+
+    best_first = max_leaf_nodes > 0
+    batch = np.zeros(1, dtype=np.int64)
+    splits_left = max_leaf_nodes - 1
+    while batch.shape[0] > 0:
+        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        splits = evaluate_batch_hist(
+            batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+            node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+            sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
+            min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
+            max_features, weight_root, rng_state, parallel, n_chunks,
+        )  # fmt: skip
+        for k in range(batch.shape[0]):
+            if splits[0][k] < 0:  # a leaf for good: its histogram is no longer needed
+                n_free = give_back_slot(batch[k], node_slot, free_slots, n_free)
+        if best_first:
+            frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
+            if heap_size == 0 or splits_left <= 0:
+                break
+            splits_left -= 1
+            batch, splits, heap_size = pop_best(frontier, heap_size)
+        old_capacity = capacity
+        capacity, tree, frontier = make_room(batch, splits[0], node_count, capacity, tree,
+                                             frontier, best_first)  # fmt: skip
+        if capacity > old_capacity:
+            node_slot = grow(node_slot, capacity, -1)
+        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
+         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        first_child = node_count
+        for k in range(batch.shape[0]):
+            if splits[0][k] >= 0:
+                append_children(
+                    k, batch[k], node_count, splits[0], splits[1], splits[2], splits[4],
+                    splits[5], splits[6], feature, threshold, left, right, missing_left,
+                    node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+                )  # fmt: skip
+                node_count += 2
+        hist_pool, free_slots, n_free = children_histograms(
+            batch, splits[0], first_child, node_start, node_end, node_depth, node_weight,
+            node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset,
+            code, contrib, sample_weight, unit_weight, n_sweep, max_depth, min_samples_split,
+            min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
+        )  # fmt: skip
+        batch = np.arange(first_child, node_count).astype(np.int64)
+    return finished_tree(tree, node_count)
 
 
 @kernel

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _blocks, _builder, _display, _predict, _prune, _splitter
+from . import _binning, _blocks, _builder, _display, _predict, _prune, _splitter
 from ._jit import (
     CRITERION_CODES,
     PARALLEL_MIN_WORK,
@@ -35,7 +35,8 @@ class BaseDecisionTree(BaseEstimator):
     """Shared machinery of :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`."""
 
     _parameter_constraints: dict = {
-        "splitter": [StrOptions({"best"})],
+        "splitter": [StrOptions({"best", "random", "hist"})],
+        "max_bins": [Interval(numbers.Integral, 2, 255, closed="both")],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "min_samples_split": [
             Interval(numbers.Integral, 2, None, closed="left"),
@@ -162,24 +163,32 @@ class BaseDecisionTree(BaseEstimator):
                 )
         # Unweighted classification: every contribution is 1, so the sweep gathers nothing.
         unit_weight = is_classifier and bool(np.all(sample_weight == 1.0))
+        # Arguments shared by both builders, in their order after the data arguments.
+        build_args = (
+            code, contrib, sample_weight, bool(unit_weight), y_kernel, n_stats, n_sweep,
+            criterion, not is_classifier, max_depth, int(min_samples_split),
+            int(min_samples_leaf), float(min_weight_leaf), min_impurity_decrease,
+            int(self.max_features_), max_leaf_nodes, rng_state, n_threads > 1, int(n_threads),
+        )  # fmt: skip
         with numba_threads(n_threads):
-            parallel = n_threads > 1
-            if parallel and n_samples * n_features >= PARALLEL_MIN_WORK:
-                sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
+            if self.splitter == "hist":
+                binned = _binning.bin_features(X, int(self.max_bins), n_threads)
+                built = _builder.build_hist(*binned, *build_args)
+                del binned
             else:
-                sorted_idx, sorted_val = _splitter.presort_serial(X)
-            (
-                feature, threshold, left, right, missing_left, _depth,
-                node_stats, weight, impurity, n_node_samples,
-            ) = _builder.build(
-                sorted_idx, sorted_val, _splitter.sorted_codes(sorted_idx, code), code, contrib,
-                sample_weight, bool(unit_weight), y_kernel, n_stats, n_sweep,
-                criterion, not is_classifier, max_depth, int(min_samples_split),
-                int(min_samples_leaf),
-                float(min_weight_leaf), min_impurity_decrease, int(self.max_features_),
-                max_leaf_nodes, rng_state, bool(parallel), int(n_threads),
-            )  # fmt: skip
-        del sorted_idx, sorted_val
+                if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:
+                    sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
+                else:
+                    sorted_idx, sorted_val = _splitter.presort_serial(X)
+                built = _builder.build(
+                    sorted_idx, sorted_val, _splitter.sorted_codes(sorted_idx, code),
+                    *build_args, self.splitter == "random",
+                )  # fmt: skip
+                del sorted_idx, sorted_val
+        (
+            feature, threshold, left, right, missing_left, _depth,
+            node_stats, weight, impurity, n_node_samples,
+        ) = built  # fmt: skip
 
         if criterion == SQUARED_ERROR:
             value = (node_stats[:, 0] / weight / target_scale).reshape(-1, 1, 1)
@@ -460,14 +469,22 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     parameters, defaults and fitted attributes. With ``splitter="best"`` and
     ``max_features=None`` it builds scikit-learn's tree, except that ties between equally
     good splits are broken deterministically (lowest feature index, then lowest threshold)
-    where scikit-learn picks at random.
+    where scikit-learn picks at random. ``splitter="hist"`` (with ``max_bins``) is an extra:
+    a histogram search that is faster on large data.
 
     Parameters
     ----------
     criterion : {"gini", "entropy", "log_loss"}, default="gini"
         Impurity measure; entropy is in bits and ``log_loss`` is its alias.
-    splitter : {"best"}, default="best"
-        Exact search over every threshold (midpoints between consecutive distinct values).
+    splitter : {"best", "random", "hist"}, default="best"
+        ``"best"``: exact search over every threshold (midpoints between consecutive distinct
+        values). ``"random"``: scikit-learn's random splitter (Extra-Trees style): for each
+        candidate feature one threshold drawn uniformly between the node's smallest and
+        largest value (constant features skipped), the best of those kept; reproducible with
+        ``random_state``. ``"hist"``: features binned into at most ``max_bins`` quantile bins
+        (uint8 codes), split search over per-node histograms; thresholds lie midway between
+        training values, and when no feature has more than ``max_bins`` distinct values the
+        tree is the exact one.
     max_depth : int, default=None
         Deepest level a node may have; ``None`` grows until the leaves are pure or too small.
     min_samples_split : int or float, default=2
@@ -494,6 +511,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         (scikit-learn's semantics): the weakest link is pruned while its effective alpha is
         at most ``ccp_alpha``; 0 prunes nothing. See :meth:`cost_complexity_pruning_path`,
         :func:`dtjit.prune` and :mod:`dtjit.pruning` for choosing it.
+    max_bins : int, default=255
+        Most bins per feature for ``splitter="hist"`` (2 to 255); ignored by the other
+        splitters. A feature with at most ``max_bins`` distinct values gets one bin per
+        value; others get quantile bins computed on at most 200,000 sampled rows.
 
     Attributes
     ----------
@@ -519,7 +540,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
     installing takes about 20-25 s on a 2-core machine; later calls, and later Python
-    processes, load the cache (well under a second).
+    processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
+    own: its first use compiles for about as long again.
 
     Examples
     --------
@@ -555,6 +577,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         class_weight: Any = None,
         n_jobs: int | None = None,
         ccp_alpha: float = 0.0,
+        max_bins: int = 255,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -569,6 +592,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.ccp_alpha = ccp_alpha
+        self.max_bins = max_bins
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeClassifier:
         """Build the tree from the training set (X, y).
@@ -660,8 +684,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     ----------
     criterion : {"squared_error"}, default="squared_error"
         Impurity measure: the weighted variance of the target.
-    splitter : {"best"}, default="best"
-        Exact search over every threshold.
+    splitter : {"best", "random", "hist"}, default="best"
+        Exact search over every threshold, one random threshold per candidate feature
+        (scikit-learn's random splitter), or histogram search over at most ``max_bins``
+        quantile bins per feature (see :class:`DecisionTreeClassifier`).
     max_depth : int, default=None
         Deepest level a node may have.
     min_samples_split : int or float, default=2
@@ -683,6 +709,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     ccp_alpha : float, default=0.0
         Complexity parameter of minimal cost-complexity pruning, applied after growing
         (scikit-learn's semantics); 0 prunes nothing. See :mod:`dtjit.pruning`.
+    max_bins : int, default=255
+        Most bins per feature for ``splitter="hist"`` (2 to 255); ignored otherwise.
 
     Attributes
     ----------
@@ -704,7 +732,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
     installing takes about 20-25 s on a 2-core machine; later calls, and later Python
-    processes, load the cache (well under a second).
+    processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
+    own: its first use compiles for about as long again.
 
     Examples
     --------
@@ -736,6 +765,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         min_impurity_decrease: float = 0.0,
         n_jobs: int | None = None,
         ccp_alpha: float = 0.0,
+        max_bins: int = 255,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -749,6 +779,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.n_jobs = n_jobs
         self.ccp_alpha = ccp_alpha
+        self.max_bins = max_bins
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeRegressor:
         """Build the tree from the training set (X, y).

@@ -19,7 +19,13 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._criterion import children_proxy, entropy_term, gini_from_squares, squared_error_proxy
+from ._criterion import (
+    children_proxy,
+    entropy_term,
+    gini_from_squares,
+    split_proxy,
+    squared_error_proxy,
+)
 from ._jit import (
     FEATURE_THRESHOLD,
     GINI,
@@ -234,6 +240,55 @@ def best_split_in_segment(
     return best_proxy, best_pos, threshold
 
 
+@inline_kernel
+def random_split_in_segment(
+    idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
+    criterion, min_samples_leaf, min_weight_leaf, threshold, left,
+):  # fmt: skip
+    """Score the drawn ``threshold`` of one feature for one node (``splitter="random"``).
+
+    Parameters are those of :func:`best_split_in_segment`, plus ``threshold`` (float64), drawn
+    uniformly between the node's smallest and largest value of the feature.
+
+    Returns
+    -------
+    proxy : float
+        Score of the split, ``-inf`` if a child would break ``min_samples_leaf`` or
+        ``min_weight_leaf`` (scikit-learn then drops the feature; it draws no second threshold).
+    pos : int
+        First position of the right child: samples with ``value <= threshold`` go left.
+    threshold : float
+        The drawn threshold.
+
+    Notes
+    -----
+    The segment is sorted, so the cut is found by binary search, and the left statistics are
+    summed over ``[start, pos)`` only. Cost: O(log(end - start) + pos - start + n_sweep).
+    """
+    lo = start
+    hi = end
+    while lo < hi:  # first position whose value is above the threshold
+        mid = (lo + hi) >> 1
+        if np.float64(val[mid]) <= threshold:
+            lo = mid + 1
+        else:
+            hi = mid
+    pos = lo
+    if pos - start < min_samples_leaf or end - pos < min_samples_leaf:
+        return NO_SPLIT, end, threshold
+    for c in range(n_sweep):
+        left[c] = 0.0
+    weight_left = 0.0
+    for p in range(start, pos):
+        left[codes[p]] += 1.0 if unit_weight else contrib[idx[p]]
+        weight_left += 1.0 if unit_weight else sample_weight[idx[p]]
+    weight_right = weight - weight_left
+    if weight_left < min_weight_leaf or weight_right < min_weight_leaf:
+        return NO_SPLIT, end, threshold
+    proxy = split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+    return proxy, pos, threshold
+
+
 @kernel
 def best_splits_of_feature(
     f,
@@ -253,18 +308,29 @@ def best_splits_of_feature(
     criterion,
     min_samples_leaf,
     min_weight_leaf,
+    random_split,
     out_proxy,
     out_pos,
     out_threshold,
 ):
-    """Sweep feature ``f`` for every node of a batch; writes column ``f`` of the outputs only."""
+    """Sweep feature ``f`` for every node of a batch; writes column ``f`` of the outputs only.
+
+    With ``random_split`` the feature is not swept: ``out_threshold[k, f]`` holds the
+    threshold drawn for node ``k`` on entry and only that threshold is scored.
+    """
     left = np.empty(n_sweep, dtype=np.float64)
     idx = sorted_idx[f]
     val = sorted_val[f]
     codes = sorted_code[f]
     for k in range(nodes.shape[0]):
         node = nodes[k]
-        if candidate[k, f]:
+        if candidate[k, f] and random_split:
+            proxy, pos, threshold = random_split_in_segment(
+                idx, val, codes, node_start[node], node_end[node], contrib, sample_weight,
+                unit_weight, node_stats[node], node_weight[node], n_sweep, criterion,
+                min_samples_leaf, min_weight_leaf, out_threshold[k, f], left,
+            )  # fmt: skip
+        elif candidate[k, f]:
             proxy, pos, threshold = best_split_in_segment(
                 idx,
                 val,
@@ -293,14 +359,14 @@ def best_splits_of_feature(
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, out_proxy, out_pos, out_threshold,
+    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
 ):  # fmt: skip
     """Best split of every (node, feature) pair of a batch, one feature after the other."""
     for f in range(sorted_idx.shape[0]):
         best_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
 
@@ -308,7 +374,7 @@ def best_splits_serial(
 def best_splits_parallel(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, out_proxy, out_pos, out_threshold,
+    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
 ):  # fmt: skip
     """Compute what :func:`best_splits_serial` does, features spread over threads.
 
@@ -322,7 +388,7 @@ def best_splits_parallel(
         best_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
 
@@ -555,9 +621,33 @@ def rand_below(rng_state, n):
 
 
 @kernel
-def draw_candidate_features(
-    f_order, max_features, start, end, sorted_val, rng_state, out_candidate
-):
+def rand_uniform(rng_state, low, high):
+    """Draw a float64 in ``[low, high)`` from the generator of :func:`rand_below`.
+
+    Notes
+    -----
+    ``low + (high - low) * u`` with ``u`` a multiple of ``2**-31`` in ``[0, 1)`` (the 31 bits
+    :func:`rand_below` produces), as scikit-learn's ``rand_uniform``; rounding can give
+    ``high`` itself, which the caller maps back to ``low`` as scikit-learn does.
+    """
+    u = np.float64(rand_below(rng_state, 1 << 31)) / np.float64(1 << 31)
+    return (high - low) * u + low
+
+
+@kernel
+def presorted_constant_features(start, end, sorted_val, out):
+    """Mark the features constant on the segment ``[start, end)``: ``out[f] = 1``.
+
+    Notes
+    -----
+    Constant means ``max <= min + FEATURE_THRESHOLD`` (float32), scikit-learn's test.
+    """
+    for f in range(sorted_val.shape[0]):
+        out[f] = sorted_val[f, end - 1] <= sorted_val[f, start] + FEATURE_THRESHOLD
+
+
+@kernel
+def draw_candidate_features(f_order, max_features, constant, rng_state, out_candidate):
     """Choose the features searched at one node (scikit-learn's ``max_features`` rule).
 
     Features are drawn without replacement in random order; drawn constant features count
@@ -571,10 +661,8 @@ def draw_candidate_features(
         Scratch permutation of the features (modified).
     max_features : int
         Features to draw.
-    start, end : int
-        The node's segment.
-    sorted_val : ndarray of float32
-        Sorted values, to tell constant features.
+    constant : ndarray of uint8, shape (n_features,)
+        1 for the features constant in the node (only read when drawing).
     rng_state : ndarray of uint64, shape (1,)
         Generator state.
     out_candidate : ndarray of uint8, shape (n_features,)
@@ -597,7 +685,7 @@ def draw_candidate_features(
         f_order[j] = f_order[remaining]
         f_order[remaining] = f
         n_visited += 1
-        if sorted_val[f, end - 1] <= sorted_val[f, start] + FEATURE_THRESHOLD:
+        if constant[f]:
             n_constant += 1
         else:
             out_candidate[f] = 1

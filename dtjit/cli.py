@@ -503,13 +503,15 @@ def _class_weight(text: str) -> str:
 # fit's estimator options: flag (the parameter's name with dashes), parser, help
 TREE_OPTIONS: tuple[tuple[str, Callable[[str], Any], str], ...] = (
     ("--criterion", str, "gini, entropy, log_loss (classification); squared_error"),
-    ("--splitter", str, "best"),
+    ("--splitter", str, "best (exact), random, or hist (binned; see --max-bins)"),
+    ("--max-bins", int, "bins per feature for --splitter hist (2..255, default 255)"),
     ("--max-depth", int, "maximum depth"),
     ("--min-samples-split", _count_or_fraction, "int, or a fraction of the rows"),
     ("--min-samples-leaf", _count_or_fraction, "int, or a fraction of the rows"),
     ("--min-weight-fraction-leaf", float, "fraction of the total weight"),
     ("--max-features", _max_features, "int, fraction, sqrt or log2"),
     ("--max-leaf-nodes", int, "grow best-first up to this many leaves"),
+    ("--ccp-alpha", float, "cost-complexity pruning after growing (default 0: none)"),
     ("--min-impurity-decrease", float, "split only when impurity falls this much"),
     ("--class-weight", _class_weight, "balanced (classification only)"),
     ("--random-state", int, "seed for max_features sampling"),

@@ -291,6 +291,8 @@ class _Params:
     min_weight_leaf: float
     min_impurity_decrease: float
     weight_root: float
+    #: ``split_finder(rows, stats, impurity, prm)``: the splitter; ``None`` is the exact one.
+    split_finder: object = None
 
 
 def _is_leaf_by_rules(n, weight, impurity, depth, prm):
@@ -353,9 +355,18 @@ def _best_split(rows, stats, impurity, prm):
                     left_rows=np.sort(order[:p]),
                     right_rows=np.sort(order[p:]),
                 )
+    return finish_split(best, stats, impurity, prm)
+
+
+def finish_split(best, stats, impurity, prm):
+    """Compute the improvement of a node's best split; ``None`` if there is no valid split.
+
+    ``best`` is the winning candidate (or ``None``), with its children's rows; ``stats``,
+    ``impurity`` and ``prm`` are those of :func:`_best_split`. Returns ``best`` with its
+    improvement set, or ``None`` if it is below ``min_impurity_decrease``.
+    """
     if best is None:
         return None
-
     left = _stats(best.left_rows, prm.y, prm.w, prm.is_classifier, prm.n_classes)
     right = _stats(best.right_rows, prm.y, prm.w, prm.is_classifier, prm.n_classes)
     impurity_left = _impurity(left, prm.criterion)
@@ -395,7 +406,7 @@ def _make_node(rows, depth, created, prm):
     impurity = _impurity(stats, prm.criterion)
     split = None
     if not _is_leaf_by_rules(len(rows), stats.weight, impurity, depth, prm):
-        split = _best_split(rows, stats, impurity, prm)
+        split = (prm.split_finder or _best_split)(rows, stats, impurity, prm)
     return _Node(
         rows=rows, depth=depth, created=created, stats=stats, impurity=impurity, split=split
     )
@@ -486,6 +497,7 @@ def reference_build(
     min_impurity_decrease=0.0,
     sample_weight=None,
     max_leaf_nodes=None,
+    split_finder=None,
 ):
     """Build a decision tree with scikit-learn's "best" splitter rules, slowly.
 
@@ -518,6 +530,10 @@ def reference_build(
         scikit-learn does.
     max_leaf_nodes : int or None, default=None
         If given (>= 2), grow best-first with at most this many leaves.
+    split_finder : callable, optional
+        ``split_finder(rows, stats, impurity, prm)`` replacing the exact split search (the
+        histogram reference of ``_hist_reference`` plugs in here); it must end with
+        :func:`finish_split`.
 
     Returns
     -------
@@ -586,6 +602,7 @@ def reference_build(
         min_weight_leaf=float(min_weight_leaf),
         min_impurity_decrease=float(min_impurity_decrease),
         weight_root=math.fsum(w[rows]),
+        split_finder=split_finder,
     )
     root = _grow(prm, rows, max_leaf_nodes)
     return _to_arrays(root, prm.is_classifier, prm.n_classes)

@@ -93,19 +93,22 @@ def test_regressor_matches_reference(data, params):
     np.testing.assert_array_equal(est.apply(X), reference_apply(ref, X))
 
 
+def serial_parallel_data(criterion, n_samples):
+    """Data large enough for every parallel kernel, with a tie-heavy column; and the class."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(n_samples, 8)).astype(np.float32)
+    X[:, 3] = np.round(X[:, 3])  # a tie-heavy column
+    if criterion == "squared_error":
+        return X, X[:, 0] + np.sin(X[:, 1]) + rng.normal(size=len(X)), dtjit.DecisionTreeRegressor
+    y = (X[:, 0] + X[:, 3] ** 2 + rng.normal(size=len(X)) > 1).astype(int) + (X[:, 2] > 1)
+    return X, y, dtjit.DecisionTreeClassifier
+
+
 @pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
 @pytest.mark.parametrize("max_leaf_nodes", [None, 50])
 def test_serial_and_parallel_builds_are_bit_identical(criterion, max_leaf_nodes):
     """Large enough for the parallel sweep, partition and presort; results must not move."""
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(40_000, 8)).astype(np.float32)
-    X[:, 3] = np.round(X[:, 3])  # a tie-heavy column
-    if criterion == "squared_error":
-        y = X[:, 0] + np.sin(X[:, 1]) + rng.normal(size=len(X))
-        cls = dtjit.DecisionTreeRegressor
-    else:
-        y = (X[:, 0] + X[:, 3] ** 2 + rng.normal(size=len(X)) > 1).astype(int) + (X[:, 2] > 1)
-        cls = dtjit.DecisionTreeClassifier
+    X, y, cls = serial_parallel_data(criterion, 40_000)
     kw = {"criterion": criterion, "max_leaf_nodes": max_leaf_nodes}
     serial = cls(n_jobs=1, **kw).fit(X, y)
     parallel = cls(n_jobs=2, **kw).fit(X, y)

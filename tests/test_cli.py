@@ -132,6 +132,16 @@ def test_fit_passes_parameters_to_the_estimator(capsys, weather_csv, tmp_path):
     assert params["class_weight"] == "balanced" and params["max_leaf_nodes"] == 6
 
 
+def test_fit_passes_splitter_bins_and_pruning(capsys, weather_csv, tmp_path):
+    argv = ["fit", weather_csv, "--target", "play", "--drop", "outlook", "-o", tmp_path / "m.npz"]
+    options = ["--splitter", "hist", "--max-bins", "4", "--ccp-alpha", "0.02"]
+    code, _, err = run(capsys, *argv, *options)
+    assert code == 0, err
+    params = dtjit.load(tmp_path / "m.npz").get_params()
+    assert params["splitter"] == "hist" and params["max_bins"] == 4
+    assert params["ccp_alpha"] == 0.02
+
+
 @pytest.mark.parametrize(
     ("options", "match"),
     [
@@ -139,7 +149,7 @@ def test_fit_passes_parameters_to_the_estimator(capsys, weather_csv, tmp_path):
         (["--criterion", "squared_error"], "'criterion' parameter"),
         (["--min-samples-leaf", "1.5"], "'min_samples_leaf' parameter"),
         (["--max-features", "cube"], "'max_features' parameter"),
-        (["--splitter", "random"], "'splitter' parameter"),
+        (["--splitter", "exact"], "'splitter' parameter"),
         (["--task", "regression", "--class-weight", "balanced"], "classification only"),
     ],
 )

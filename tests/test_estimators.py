@@ -108,7 +108,10 @@ def test_regressor_rejects_string_target(iris_data):
 BAD_PARAMS = [
     ({"criterion": "foo"}, "'criterion' parameter"),
     ({"splitter": "foo"}, "'splitter' parameter"),
-    ({"splitter": "random"}, "'splitter' parameter"),
+    ({"splitter": "Hist"}, "'splitter' parameter"),
+    ({"max_bins": 1}, "'max_bins' parameter"),
+    ({"max_bins": 256}, "'max_bins' parameter"),
+    ({"max_bins": 16.0}, "'max_bins' parameter"),
     ({"max_depth": 0}, "'max_depth' parameter"),
     ({"max_depth": -1}, "'max_depth' parameter"),
     ({"max_depth": 1.5}, "'max_depth' parameter"),
@@ -333,7 +336,8 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         sys.path.insert(0, {tests!r})
         from test_estimators import _input_kinds
         from sklearn.datasets import load_iris, load_diabetes
-        from dtjit import DecisionTreeClassifier, DecisionTreeRegressor, _builder, _predict
+        from dtjit import (DecisionTreeClassifier, DecisionTreeRegressor, _binning, _builder,
+                           _predict)
 
         tmp = pathlib.Path(sys.argv[1])
         Xc, yc = load_iris(return_X_y=True)
@@ -341,6 +345,9 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         for est, X, y in [
             (DecisionTreeClassifier(), np.rint(Xc * 10), yc),
             (DecisionTreeRegressor(max_depth=6), np.rint(Xr * 1000) % 256, yr),
+            (DecisionTreeClassifier(splitter="hist", max_bins=np.int64(40)), np.rint(Xc * 10), yc),
+            (DecisionTreeRegressor(splitter="hist", max_depth=4), np.rint(Xr * 1000) % 256, yr),
+            (DecisionTreeRegressor(splitter="random", random_state=0), np.rint(Xr * 1000), yr),
         ]:
             for name, Xk in _input_kinds(X, tmp, type(est).__name__).items():
                 est.fit(Xk, y)
@@ -349,10 +356,11 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
                 est.decision_path(Xk)
                 if hasattr(est, "predict_proba"):
                     est.predict_proba(Xk)
+        modules = {{"_predict": _predict, "_builder": _builder, "_binning": _binning}}
         for kernel in ("_predict.route_rows_serial", "_predict.decision_path_rows",
-                       "_builder.build"):
+                       "_builder.build", "_builder.build_hist", "_binning.code_serial"):
             module, attr = kernel.split(".")
-            dispatcher = getattr({{"_predict": _predict, "_builder": _builder}}[module], attr)
+            dispatcher = getattr(modules[module], attr)
             print(kernel, len(dispatcher.signatures), dispatcher.signatures)
         """
     ).format(tests=os.path.dirname(os.path.abspath(__file__)))
@@ -362,6 +370,8 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         "_predict.route_rows_serial": 1,
         "_predict.decision_path_rows": 1,
         "_builder.build": 1,
+        "_builder.build_hist": 1,
+        "_binning.code_serial": 1,
     }, out
 
 

@@ -22,9 +22,9 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import dtjit
-from dtjit import _builder, _criterion, _mdlp, _predict, _splitter
+from dtjit import _binning, _builder, _criterion, _hist, _mdlp, _predict, _splitter
 
-KERNEL_MODULES = [_builder, _criterion, _mdlp, _predict, _splitter]
+KERNEL_MODULES = [_binning, _builder, _criterion, _hist, _mdlp, _predict, _splitter]
 
 # The workload run in the subprocess lanes; it prints the trees as JSON.
 LANE_SCRIPT = textwrap.dedent(
@@ -45,6 +45,12 @@ LANE_SCRIPT = textwrap.dedent(
         dtjit.DecisionTreeClassifier(max_features=2, random_state=0).fit(X, y),
         dtjit.DecisionTreeRegressor(max_depth=3).fit(X, yr),
         dtjit.DecisionTreeRegressor(max_leaf_nodes=4, min_weight_fraction_leaf=0.05).fit(X, yr, w),
+        dtjit.DecisionTreeClassifier(splitter="random", random_state=0).fit(X, y, w),
+        dtjit.DecisionTreeRegressor(splitter="random", max_features=2, random_state=1).fit(X, yr),
+        dtjit.DecisionTreeClassifier(splitter="hist", max_bins=4).fit(X, y),
+        dtjit.DecisionTreeClassifier(splitter="hist", criterion="entropy", max_features=2,
+                                     random_state=0).fit(X, y, w),
+        dtjit.DecisionTreeRegressor(splitter="hist", max_bins=3, max_leaf_nodes=6).fit(X, yr, w),
     ]
     out = []
     for est in fits:
@@ -57,8 +63,15 @@ LANE_SCRIPT = textwrap.dedent(
         Xb = rng.normal(size=(30_000, 8)).astype(np.float32)
         yb = (Xb[:, 0] + Xb[:, 1] > 0).astype(int)
         for est in (dtjit.DecisionTreeClassifier(n_jobs=2, max_depth=12),
-                    dtjit.DecisionTreeRegressor(n_jobs=2, max_leaf_nodes=200)):
+                    dtjit.DecisionTreeRegressor(n_jobs=2, max_leaf_nodes=200),
+                    dtjit.DecisionTreeClassifier(n_jobs=2, splitter="random"),
+                    dtjit.DecisionTreeClassifier(n_jobs=2, splitter="hist"),
+                    dtjit.DecisionTreeRegressor(n_jobs=2, splitter="hist", max_leaf_nodes=300)):
             est.fit(Xb, yb).predict(Xb)
+        # Above the binning sample size: the sampled path and its full-column fall-back.
+        Xs = rng.integers(0, 6, size=(210_000, 2)).astype(np.float32)
+        Xs[:2, 0] = 2.5
+        dtjit.DecisionTreeClassifier(splitter="hist", max_depth=3, n_jobs=2).fit(Xs, Xs[:, 0] > 2)
     json.dump(out, sys.stdout)
     """
 )

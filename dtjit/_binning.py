@@ -1,0 +1,282 @@
+"""Quantile binning of X into uint8 codes for the histogram splitter.
+
+Bins of a feature are runs of consecutive distinct values. Values closer than
+``FEATURE_THRESHOLD`` (added in float32, as in the exact splitter) are one distinct value.
+When a feature has at most ``max_bins`` distinct values every one gets its own bin, so the
+histogram splitter sees exactly the candidate cuts of the exact splitter; otherwise bins hold
+about equally many rows (quantiles over the distinct values, like LightGBM and
+scikit-learn's HistGradientBoosting).
+
+Bins are found on a sample of at most ``BIN_SAMPLE_ROWS`` rows (sorted with the exact
+splitter's radix presort), then every row is coded by binary search over the edges
+``edge[b] = high[b] / 2 + low[b + 1] / 2``: ``x`` gets the number of edges below it, so
+``code <= b`` iff ``x <= edge[b]``, the routing rule of prediction. The coding pass also
+records each bin's smallest and largest value in the *full* data: the histogram splitter
+places a threshold midway between the largest value left and the smallest value right of
+a cut, exactly where the exact splitter puts it. A feature whose sample showed at most
+``max_bins`` distinct values but whose full column has a value the sample missed is binned
+again from the full column, so the "one bin per distinct value" promise holds.
+
+Codes are stored row-major, shape ``(n_samples, n_features)``: the histogram build walks a
+node's rows and adds every feature of a row at once, and a row's codes share one cache line;
+the histogram builder also moves a row's codes as one contiguous block when it partitions
+them with the rows, which keeps every later pass over a node sequential. Column-major codes
+would make both the build and the partition touch ``n_features`` scattered bytes per row.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import prange
+
+from ._jit import FEATURE_THRESHOLD, PARALLEL_MIN_WORK, inline_kernel, kernel, parallel_kernel
+from ._splitter import presort_parallel, presort_serial
+
+BIN_SAMPLE_ROWS = 200_000
+SAMPLE_SEED = 0  # fixed: the bins depend on the data only, not on random_state
+
+
+@inline_kernel
+def bins_from_sorted(values, max_bins, out_low, out_high):
+    """Bins of one feature from its sorted values; returns their number.
+
+    Parameters
+    ----------
+    values : ndarray of float32
+        The feature's values, sorted ascending.
+    max_bins : int
+        Most bins allowed (<= 255).
+    out_low, out_high : ndarray of float32, shape (>= max_bins,)
+        Receive the smallest and largest value of each bin.
+
+    Returns
+    -------
+    int
+        Number of bins, between 1 and ``max_bins``.
+
+    Notes
+    -----
+    Distinct values (groups of values chained closer than ``FEATURE_THRESHOLD``) are
+    counted; with more than ``max_bins`` of them, bin ``k`` ends after the first distinct
+    value whose cumulative count reaches ``k * n / max_bins``, so a heavy value fills a bin
+    alone and no bin is empty. Cost O(n).
+    """
+    n = values.shape[0]
+    group_end = np.empty(n, dtype=np.int64)  # one past each group's last position
+    n_groups = 0
+    for p in range(1, n):
+        if values[p] > values[p - 1] + FEATURE_THRESHOLD:
+            group_end[n_groups] = p
+            n_groups += 1
+    group_end[n_groups] = n
+    n_groups += 1
+    n_bins = 0
+    start = 0
+    if n_groups <= max_bins:
+        for g in range(n_groups):
+            out_low[n_bins] = values[start]
+            out_high[n_bins] = values[group_end[g] - 1]
+            start = group_end[g]
+            n_bins += 1
+        return n_bins
+    k = 1
+    for g in range(n_groups):
+        # Close the current bin after group g once it reaches the next quantile (or at the end).
+        if g == n_groups - 1 or group_end[g] * max_bins >= k * n:
+            out_low[n_bins] = values[start]
+            out_high[n_bins] = values[group_end[g] - 1]
+            start = group_end[g]
+            n_bins += 1
+            while k < max_bins and group_end[g] * max_bins >= k * n:
+                k += 1
+            if n_bins == max_bins - 1 and g < n_groups - 1:
+                out_low[n_bins] = values[start]
+                out_high[n_bins] = values[n - 1]
+                return n_bins + 1
+    return n_bins
+
+
+@kernel
+def feature_bins(sorted_val, max_bins):
+    """Bins of every feature from its sorted (sampled) values.
+
+    Returns
+    -------
+    low, high : ndarray of float32, shape (n_features, max_bins)
+        Smallest and largest sampled value of each bin.
+    n_bins : ndarray of int64, shape (n_features,)
+    edges : ndarray of float64, shape (n_features, 255)
+        ``edges[f, b] = high[f, b] / 2 + low[f, b + 1] / 2`` for ``b < n_bins[f] - 1``,
+        ``+inf`` after.
+    """
+    n_features = sorted_val.shape[0]
+    low = np.zeros((n_features, max_bins), dtype=np.float32)
+    high = np.zeros((n_features, max_bins), dtype=np.float32)
+    n_bins = np.zeros(n_features, dtype=np.int64)
+    edges = np.full((n_features, 255), np.inf, dtype=np.float64)
+    for f in range(n_features):
+        n_bins[f] = bins_from_sorted(sorted_val[f], max_bins, low[f], high[f])
+        for b in range(n_bins[f] - 1):
+            edges[f, b] = np.float64(high[f, b]) / 2.0 + np.float64(low[f, b + 1]) / 2.0
+    return low, high, n_bins, edges
+
+
+@kernel
+def code_rows(X, first, stop, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed):
+    """Code rows ``first .. stop - 1`` of ``X``; record per-bin extremes and missed values.
+
+    Parameters
+    ----------
+    X : ndarray of float32, shape (n_samples, n_features), C order
+    first, stop : int
+        The rows to code.
+    edges, n_bins, low, high : ndarray
+        Output of :func:`feature_bins`.
+    check : ndarray of uint8, shape (n_features,)
+        1 where every distinct value should have its own bin: a value outside its bin's
+        sampled range ``[low, high]`` is then a distinct value the sample missed.
+    codes : ndarray of uint8, shape (n_samples, n_features)
+        Receives the codes of the rows.
+    bin_min, bin_max : ndarray of float32, shape (n_features, max_bins)
+        Running extremes of each bin (start at +inf / -inf).
+    missed : ndarray of uint8, shape (n_features,)
+        Set to 1 for a checked feature with a missed value.
+
+    Notes
+    -----
+    Cost O((stop - first) * n_features * log(max_bins)).
+    """
+    n_features = X.shape[1]
+    for i in range(first, stop):
+        for f in range(n_features):
+            x = X[i, f]
+            # Number of edges strictly below x, by a branch-free binary search over the
+            # 255 edge slots (unused ones are +inf): eight steps whose outcome is a
+            # conditional add, not a mispredicted branch (3-4x faster on random data).
+            lo = 0
+            step = 128
+            while step > 0:
+                lo += step if edges[f, lo + step - 1] < x else 0
+                step >>= 1
+            codes[i, f] = lo
+            if x < bin_min[f, lo]:
+                bin_min[f, lo] = x
+            if x > bin_max[f, lo]:
+                bin_max[f, lo] = x
+            if check[f] and not (low[f, lo] <= x <= high[f, lo]):
+                missed[f] = 1
+
+
+@kernel
+def code_serial(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed):
+    """Code every row of ``X`` on one thread (arrays as in :func:`code_parallel`)."""
+    code_rows(X, 0, X.shape[0], edges, n_bins, low, high, check, codes, bin_min[0], bin_max[0],
+              missed[0])  # fmt: skip
+
+
+@parallel_kernel
+def code_parallel(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed):
+    """Code every row of ``X``, rows split into ``bin_min.shape[0]`` chunks.
+
+    Notes
+    -----
+    Chunk ``t`` writes only its own rows of ``codes`` and its own slices ``bin_min[t]``,
+    ``bin_max[t]``, ``missed[t]``; the caller merges those with min / max / or, which do not
+    depend on the order, so the result equals the serial one.
+    """
+    n_chunks = bin_min.shape[0]
+    n = X.shape[0]
+    for t in prange(n_chunks):
+        code_rows(X, t * n // n_chunks, (t + 1) * n // n_chunks, edges, n_bins, low, high, check,
+                  codes, bin_min[t], bin_max[t], missed[t])  # fmt: skip
+
+
+class BinnedData(NamedTuple):
+    """X coded into bins, with what the histogram splitter needs to place thresholds.
+
+    Attributes
+    ----------
+    codes : ndarray of uint8, shape (n_samples, n_features), C order
+        Bin of every value.
+    bin_offset : ndarray of int64, shape (n_features + 1,)
+        Feature ``f``'s bins are ``bin_offset[f] .. bin_offset[f + 1] - 1`` in the flat arrays.
+    bin_min, bin_max : ndarray of float64, shape (bin_offset[-1],)
+        Smallest and largest training value of each bin (float32 values, widened).
+    """
+
+    codes: np.ndarray
+    bin_offset: np.ndarray
+    bin_min: np.ndarray
+    bin_max: np.ndarray
+
+
+def _code(X, max_bins, sorted_val, n_threads, check_all):
+    """Bins from ``sorted_val`` and codes of ``X`` (per-bin extremes merged over chunks)."""
+    low, high, n_bins, edges = feature_bins(sorted_val, max_bins)
+    n_features = X.shape[1]
+    check = (n_bins < max_bins).astype(np.uint8) if check_all else np.zeros(n_features, np.uint8)
+    n_chunks = n_threads if n_threads > 1 and X.size >= PARALLEL_MIN_WORK else 1
+    codes = np.empty(X.shape, dtype=np.uint8)
+    bin_min = np.full((n_chunks, n_features, max_bins), np.inf, dtype=np.float32)
+    bin_max = np.full((n_chunks, n_features, max_bins), -np.inf, dtype=np.float32)
+    missed = np.zeros((n_chunks, n_features), dtype=np.uint8)
+    kernel_ = code_parallel if n_chunks > 1 else code_serial
+    kernel_(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed)
+    return codes, n_bins, bin_min.min(axis=0), bin_max.max(axis=0), missed.any(axis=0)
+
+
+def _presort_values(X, n_threads):
+    if n_threads > 1 and X.size >= PARALLEL_MIN_WORK:
+        return presort_parallel(X, n_threads)[1]
+    return presort_serial(X)[1]
+
+
+def bin_features(X: np.ndarray, max_bins: int, n_threads: int) -> BinnedData:
+    """Bin every feature of ``X`` (float32, C order, finite) into at most ``max_bins`` bins.
+
+    Parameters
+    ----------
+    X : ndarray of float32, shape (n_samples, n_features), C order
+        Training data.
+    max_bins : int
+        Most bins per feature, 2 to 255.
+    n_threads : int
+        Threads the kernels may use.
+
+    Returns
+    -------
+    BinnedData
+    """
+    if not X.flags.writeable:
+        # numba types read-only arrays apart: one copy instead of a second compiled kernel.
+        X = X.copy()
+    n_samples, n_features = X.shape
+    sampled = n_samples > BIN_SAMPLE_ROWS
+    if sampled:
+        rows = np.random.default_rng(SAMPLE_SEED).choice(n_samples, BIN_SAMPLE_ROWS, replace=False)
+        sample = np.ascontiguousarray(X[np.sort(rows)])
+    else:
+        sample = X
+    codes, n_bins, bin_min, bin_max, missed = _code(
+        X, max_bins, _presort_values(sample, n_threads), n_threads, sampled
+    )
+    # A low-cardinality feature with a value the sample missed: bin its full column.
+    for f in np.flatnonzero(missed):
+        column = np.ascontiguousarray(X[:, f : f + 1])
+        codes_f, n_bins_f, min_f, max_f, _ = _code(
+            column, max_bins, _presort_values(column, n_threads), n_threads, False
+        )
+        codes[:, f] = codes_f[:, 0]
+        n_bins[f] = n_bins_f[0]
+        bin_min[f], bin_max[f] = min_f[0], max_f[0]
+    bin_offset = np.zeros(n_features + 1, dtype=np.int64)
+    np.cumsum(n_bins, out=bin_offset[1:])
+    used = np.arange(max_bins)[None, :] < n_bins[:, None]
+    return BinnedData(
+        codes=codes,
+        bin_offset=bin_offset,
+        bin_min=bin_min[used].astype(np.float64),
+        bin_max=bin_max[used].astype(np.float64),
+    )

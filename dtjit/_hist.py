@@ -1,0 +1,513 @@
+"""Histogram split search over binned data (``splitter="hist"``).
+
+Data layout:
+
+- ``rows`` (int32): the sample ids, every open node owning the segment ``[start, end)``;
+  a split stably partitions its node's segment into left | right.
+- ``codes`` (uint8, ``(n_samples, n_features)``, row-major; see ``_binning``) and ``code``
+  (int32 sweep codes, as in ``_splitter``) are indexed by *position* like ``rows`` and
+  partitioned with it, so every pass over a node reads them sequentially.
+- The flat bin axis: feature ``f`` owns bins ``bin_offset[f] .. bin_offset[f + 1] - 1``,
+  whose smallest and largest training values are ``bin_min`` / ``bin_max``.
+- A histogram is a ``(n_total_bins, histogram_width)`` float64 array: per bin the sweep
+  statistics (weighted class counts, or ``sum(w * y)``), then the weight and the number of
+  rows (columns ``n_sweep`` and ``n_sweep + 1``). Row counts are exact in float64, so an
+  empty bin is recognised even after a subtraction. Unweighted classification fills only
+  the class counts, whose sum is both weight and row count.
+
+Large nodes keep their histogram in a slot of a pool while they are open; the smaller child's
+histogram is built from its rows and the larger one's is the parent's minus it. Small nodes
+build a histogram in a per-thread scratch array, sweep it, and clear the bins they touched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._criterion import split_proxy
+from ._jit import SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+
+NO_SPLIT = -np.inf
+
+
+@inline_kernel
+def histogram_width(n_sweep, unit_weight):
+    """Columns of a histogram: the sweep statistics, plus weight and row count if weighted."""
+    return n_sweep if unit_weight else n_sweep + 2
+
+
+@kernel
+def add_rows(rows, start, end, codes, bin_offset, f_first, f_stop, code, contrib, sample_weight,
+             unit_weight, n_sweep, hist):  # fmt: skip
+    """Add the positions ``start .. end - 1`` of features ``f_first .. f_stop - 1`` to ``hist``.
+
+    Notes
+    -----
+    ``codes`` and ``code`` are indexed by position (they are partitioned with ``rows``), so
+    the pass reads them sequentially; only weights are gathered through ``rows``.
+    Cost O((end - start) * (f_stop - f_first)).
+    """
+    if unit_weight:
+        # Unweighted classification: the class counts are all; a bin's weight and row
+        # count are their sum (see bin_totals), so one add per (row, feature) instead of 3.
+        for p in range(start, end):
+            c = code[p]
+            for f in range(f_first, f_stop):
+                hist[bin_offset[f] + codes[p, f], c] += 1.0
+        return
+    for p in range(start, end):
+        i = rows[p]
+        c = code[p]
+        a = contrib[i]
+        w = sample_weight[i]
+        for f in range(f_first, f_stop):
+            b = bin_offset[f] + codes[p, f]
+            hist[b, c] += a
+            hist[b, n_sweep] += w
+            hist[b, n_sweep + 1] += 1.0
+
+
+@inline_kernel
+def bin_totals(hist, b, n_sweep, unit_weight):
+    """Weight and row count of bin ``b`` (summed from the class counts when unweighted)."""
+    if unit_weight:
+        count = 0.0
+        for c in range(n_sweep):
+            count += hist[b, c]
+        return count, count
+    return hist[b, n_sweep], hist[b, n_sweep + 1]
+
+
+@inline_kernel
+def clear_rows(start, end, codes, bin_offset, hist):
+    """Zero the bins of ``hist`` that positions ``start .. end - 1`` touch (cheaper than all)."""
+    n_features = codes.shape[1]
+    for p in range(start, end):
+        for f in range(n_features):
+            hist[bin_offset[f] + codes[p, f]] = 0.0
+
+
+@kernel
+def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, total, weight,
+                   n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+                   left):  # fmt: skip
+    """Best cut of one feature for one node: a sweep over its bins in increasing order.
+
+    Parameters
+    ----------
+    hist : ndarray of float64, shape (n_total_bins, histogram_width)
+        The node's histogram.
+    first_bin, n_bins : int
+        The feature's bins are ``first_bin .. first_bin + n_bins - 1``.
+    listed, n_listed : ndarray of int64, int
+        If ``n_listed >= 0``, sweep only bins ``first_bin + listed[:n_listed]`` (increasing;
+        they must include every non-empty bin), else all of the feature's bins.
+    bin_min, bin_max : ndarray of float64
+        Smallest and largest training value of each bin.
+    total : ndarray of float64
+        The node's statistics; ``weight`` and ``n_rows`` its weight and row count.
+    n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf
+        As in the exact sweep.
+    left : ndarray of float64
+        Scratch of ``n_sweep`` entries.
+
+    Returns
+    -------
+    proxy : float
+        Score of the best cut, ``-inf`` if none.
+    cut : int
+        Last bin of the left side.
+    threshold : float
+        ``bin_max[left bin] / 2 + bin_min[right bin] / 2`` over the nearest non-empty bins:
+        the exact splitter's midpoint when each bin holds one distinct value.
+
+    Notes
+    -----
+    The same rules as the exact sweep, with a bin in the role of a group of tied values:
+    empty bins are skipped, the best is replaced only on a strictly greater proxy, and for
+    classification a cut between two bins pure in the same class is scored only at the ends
+    of the feasible range. Cost O(n_bins * n_sweep).
+    """
+    best_proxy = NO_SPLIT
+    best_cut = -1
+    threshold = 0.0
+    skip_same_class = criterion != SQUARED_ERROR
+    for c in range(n_sweep):
+        left[c] = 0.0
+    weight_left = 0.0
+    n_left = 0.0
+    prev_pure = False
+    prev_code = -1
+    prev_left_feasible = False
+    prev_bin = -1
+    for j in range(n_listed if n_listed >= 0 else n_bins):
+        b = first_bin + (listed[j] if n_listed >= 0 else j)
+        weight_bin, n_bin = bin_totals(hist, b, n_sweep, unit_weight)
+        if n_bin == 0.0:
+            continue
+        pure = True
+        bin_code = -1
+        if skip_same_class:
+            for c in range(n_sweep):
+                if hist[b, c] > 0.0:
+                    if bin_code >= 0:
+                        pure = False
+                    bin_code = c
+        if prev_bin >= 0:
+            if n_rows - n_left < min_samples_leaf or weight - weight_left < min_weight_leaf:
+                break  # the right side only shrinks from here on
+            left_feasible = n_left >= min_samples_leaf and weight_left >= min_weight_leaf
+            if left_feasible:
+                last_feasible = (
+                    n_left + n_bin >= n_rows
+                    or n_rows - n_left - n_bin < min_samples_leaf
+                    or weight - (weight_left + weight_bin) < min_weight_leaf
+                )
+                if (
+                    not (skip_same_class and pure and prev_pure and bin_code == prev_code)
+                    or not prev_left_feasible
+                    or last_feasible
+                ):
+                    proxy = split_proxy(
+                        criterion, left, total, n_sweep, weight_left, weight - weight_left
+                    )
+                    if proxy > best_proxy:
+                        best_proxy = proxy
+                        best_cut = prev_bin
+                        threshold = bin_max[prev_bin] / 2.0 + bin_min[b] / 2.0
+            prev_left_feasible = left_feasible
+        for c in range(n_sweep):
+            left[c] += hist[b, c]
+        weight_left += weight_bin
+        n_left += n_bin
+        prev_pure = pure
+        prev_code = bin_code
+        prev_bin = b
+    return best_proxy, best_cut, threshold
+
+
+@inline_kernel
+def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_max, total,
+               weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
+               min_weight_leaf, left, out_proxy, out_cut, out_threshold):  # fmt: skip
+    """Sweep every candidate feature of batch node ``s``; writes row ``s`` of the outputs.
+
+    Feature ``f``'s bins swept are ``listed[f, :n_listed[f]]`` (codes), or all of them when
+    ``n_listed[f] < 0``.
+    """
+    for f in range(candidate.shape[1]):
+        if candidate[s, f]:
+            proxy, cut, threshold = best_bin_split(
+                hist, bin_offset[f], bin_offset[f + 1] - bin_offset[f], listed[f], n_listed[f],
+                bin_min, bin_max, total, weight, n_rows,
+                n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left,
+            )  # fmt: skip
+        else:
+            proxy, cut, threshold = NO_SPLIT, -1, 0.0
+        out_proxy[s, f] = proxy
+        out_cut[s, f] = cut
+        out_threshold[s, f] = threshold
+
+
+@kernel
+def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_end, node_stats,
+                      node_weight, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+                      sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
+                      min_weight_leaf, candidate, out_proxy, out_cut,
+                      out_threshold):  # fmt: skip
+    """Sweep the batch nodes ``first .. stop - 1`` that have no stored histogram.
+
+    Each is built in one scratch histogram, swept over the bins it occupies only (a small
+    node touches few bins), and cleared again. Writes rows of the outputs only.
+    """
+    n_features = codes.shape[1]
+    n_total = bin_offset[n_features]
+    scratch = np.zeros((n_total, histogram_width(n_sweep, unit_weight)), dtype=np.float64)
+    occupancy = np.empty((n_features, 4), dtype=np.uint64)
+    listed = np.empty((n_features, 256), dtype=np.int64)
+    n_listed = np.empty(n_features, dtype=np.int64)
+    left = np.empty(n_sweep, dtype=np.float64)
+    for s in range(first, stop):
+        node = searched_nodes[s]
+        if node_slot[node] >= 0:
+            continue
+        start = node_start[node]
+        end = node_end[node]
+        add_rows(rows, start, end, codes, bin_offset, 0, n_features, code, contrib,
+                 sample_weight, unit_weight, n_sweep, scratch)  # fmt: skip
+        occupied_bins(start, end, codes, occupancy, listed, n_listed)
+        sweep_node(s, scratch, listed, n_listed, candidate, bin_offset, bin_min, bin_max,
+                   node_stats[node], node_weight[node], end - start, n_sweep, unit_weight,
+                   criterion, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut,
+                   out_threshold)  # fmt: skip
+        clear_rows(start, end, codes, bin_offset, scratch)
+
+
+# Bit index of a power of two: multiply by a de Bruijn constant, look up the top 6 bits.
+DE_BRUIJN = np.uint64(0x03F79D71B4CA8B09)
+DE_BRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+for _bit in range(64):
+    DE_BRUIJN_INDEX[((1 << _bit) * 0x03F79D71B4CA8B09 % 2**64) >> 58] = _bit
+
+
+@inline_kernel
+def occupied_bins(start, end, codes, occupancy, listed, n_listed):
+    """List, per feature and in increasing order, the codes at positions ``start .. end - 1``.
+
+    Parameters
+    ----------
+    occupancy : ndarray of uint64, shape (n_features, 4)
+        Scratch: a 256-bit set of codes per feature.
+    listed : ndarray of int64, shape (n_features, 256)
+        Receives the codes present; ``n_listed[f]`` how many.
+
+    Notes
+    -----
+    One pass sets bits, then set bits are read lowest first (isolate with ``w & -w``, index
+    by de Bruijn multiplication). A small node then sweeps only the bins it occupies, not
+    all of a feature's bins. Cost O((end - start) * n_features + n_listed).
+    """
+    n_features = codes.shape[1]
+    occupancy[:] = 0
+    one = np.uint64(1)
+    for p in range(start, end):
+        for f in range(n_features):
+            c = codes[p, f]
+            occupancy[f, c >> 6] |= one << np.uint64(c & 63)
+    for f in range(n_features):
+        n = 0
+        for w in range(4):
+            word = occupancy[f, w]
+            while word != 0:
+                low = word & (~word + one)
+                listed[f, n] = 64 * w + DE_BRUIJN_INDEX[(low * DE_BRUIJN) >> np.uint64(58)]
+                n += 1
+                word ^= low
+        n_listed[f] = n
+
+
+@inline_kernel
+def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
+                      node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
+                      unit_weight, criterion,
+                      min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+                      out_threshold):  # fmt: skip
+    """Sweep batch node ``s`` from its stored histogram (all bins of each feature)."""
+    node = searched_nodes[s]
+    left = np.empty(n_sweep, dtype=np.float64)
+    n_features = bin_offset.shape[0] - 1
+    no_list = np.empty((n_features, 1), dtype=np.int64)
+    all_bins = np.full(n_features, -1, dtype=np.int64)
+    sweep_node(s, hist_pool[node_slot[node]], no_list, all_bins, candidate, bin_offset, bin_min,
+               bin_max, node_stats[node], node_weight[node], node_end[node] - node_start[node],
+               n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left, out_proxy,
+               out_cut, out_threshold)  # fmt: skip
+
+
+@kernel
+def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
+                 hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+                 sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
+                 min_weight_leaf, candidate, out_proxy, out_cut, out_threshold):  # fmt: skip
+    """Best cut of every (searched node, candidate feature) pair, on one thread."""
+    for s in range(searched_nodes.shape[0]):
+        if node_slot[searched_nodes[s]] >= 0:
+            sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
+                              node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
+                              unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+                              candidate, out_proxy, out_cut, out_threshold)  # fmt: skip
+    sweep_small_nodes(0, searched_nodes.shape[0], searched_nodes, node_slot, node_start,
+                      node_end, node_stats, node_weight, rows, codes, bin_offset, bin_min,
+                      bin_max, code, contrib, sample_weight, unit_weight, n_sweep, criterion,
+                      min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+                      out_threshold)  # fmt: skip
+
+
+@parallel_kernel
+def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
+                   hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+                   sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
+                   min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
+                   n_chunks):  # fmt: skip
+    """Compute what :func:`sweep_serial` does on threads.
+
+    Notes
+    -----
+    Stored-histogram nodes are spread over threads one node per iteration; small nodes in
+    ``n_chunks`` contiguous chunks, each with its own scratch histogram. Every iteration
+    writes only its own nodes' rows of the outputs, so results equal the serial ones.
+    """
+    n_searched = searched_nodes.shape[0]
+    for s in prange(n_searched):
+        if node_slot[searched_nodes[s]] >= 0:
+            sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
+                              node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
+                              unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+                              candidate, out_proxy, out_cut, out_threshold)  # fmt: skip
+    for t in prange(n_chunks):
+        sweep_small_nodes(t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks,
+                          searched_nodes, node_slot, node_start, node_end, node_stats,
+                          node_weight, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+                          sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
+                          min_weight_leaf, candidate, out_proxy, out_cut,
+                          out_threshold)  # fmt: skip
+
+
+@kernel
+def build_histograms_serial(task_slot, task_start, task_end, rows, codes, bin_offset, code,
+                            contrib, sample_weight, unit_weight, n_sweep,
+                            hist_pool):  # fmt: skip
+    """Fill slot ``task_slot[t]`` (zeroed here) with the rows ``task_start[t] .. task_end[t]``."""
+    n_features = codes.shape[1]
+    for t in range(task_slot.shape[0]):
+        hist = hist_pool[task_slot[t]]
+        hist[:] = 0.0
+        add_rows(rows, task_start[t], task_end[t], codes, bin_offset, 0, n_features, code,
+                 contrib, sample_weight, unit_weight, n_sweep, hist)  # fmt: skip
+
+
+@parallel_kernel
+def build_histograms_parallel(task_slot, task_start, task_end, rows, codes, bin_offset, code,
+                              contrib, sample_weight, unit_weight, n_sweep, hist_pool,
+                              n_feature_chunks):  # fmt: skip
+    """Compute what :func:`build_histograms_serial` does on threads.
+
+    Notes
+    -----
+    Work items are (task, feature chunk) pairs: with few large nodes (the top of the tree)
+    each node's features are split over the threads. An item writes only its own slot's bins
+    of its own features, and every bin is summed in row order whatever the chunking, so the
+    histograms are bit-identical to the serial ones.
+    """
+    n_features = codes.shape[1]
+    n_items = task_slot.shape[0] * n_feature_chunks
+    for item in prange(n_items):
+        t = item // n_feature_chunks
+        chunk = item % n_feature_chunks
+        f_first = chunk * n_features // n_feature_chunks
+        f_stop = (chunk + 1) * n_features // n_feature_chunks
+        hist = hist_pool[task_slot[t]]
+        hist[bin_offset[f_first] : bin_offset[f_stop]] = 0.0
+        add_rows(rows, task_start[t], task_end[t], codes, bin_offset, f_first, f_stop, code,
+                 contrib, sample_weight, unit_weight, n_sweep, hist)  # fmt: skip
+
+
+@inline_kernel
+def subtract_histograms(derive_dst, derive_parent, derive_src, hist_pool):
+    """``hist_pool[dst] = hist_pool[parent] - hist_pool[src]`` for every derive task.
+
+    ``dst`` may equal ``src``; the operation is elementwise, so that is safe.
+    """
+    for t in range(derive_dst.shape[0]):
+        dst = hist_pool[derive_dst[t]]
+        parent = hist_pool[derive_parent[t]]
+        src = hist_pool[derive_src[t]]
+        for b in range(dst.shape[0]):
+            for j in range(dst.shape[1]):
+                dst[b, j] = parent[b, j] - src[b, j]
+
+
+@kernel
+def partition_rows(rows, start, end, codes, f, cut, code, contrib, sample_weight, y,
+                   is_regression, scratch_rows, scratch_codes, scratch_code, out_left,
+                   out_right):  # fmt: skip
+    """Stably partition positions ``start .. end - 1`` by ``codes[p, f] <= cut``; sum both sides.
+
+    Parameters
+    ----------
+    rows, codes, code : ndarray
+        Sample ids (int32), their bin codes (uint8, one row per position) and their sweep
+        codes (int32), all indexed by position; the segment of each is rewritten as
+        left | right, each side in its old order.
+    cut : int
+        Last code of feature ``f`` going left.
+    contrib, sample_weight, y : ndarray
+        Indexed by sample id.
+    scratch_rows, scratch_codes, scratch_code : ndarray
+        Room for the right side.
+    out_left, out_right : ndarray of float64, shape (n_stats,)
+        The children's statistics (as ``_splitter.segment_stats`` computes them).
+
+    Returns
+    -------
+    pos : int
+        First position of the right child.
+    weight_left, weight_right : float
+
+    Notes
+    -----
+    Codes move with their rows so histogram builds read them sequentially: the exact
+    splitter keeps sorted values next to sorted ids for the same reason.
+    """
+    n_features = codes.shape[1]
+    for j in range(out_left.shape[0]):
+        out_left[j] = 0.0
+        out_right[j] = 0.0
+    weight_left = 0.0
+    weight_right = 0.0
+    y_range = np.array([np.inf, -np.inf, np.inf, -np.inf])
+    write = start
+    n_right = 0
+    for p in range(start, end):
+        i = rows[p]
+        c = code[p]
+        if codes[p, f] <= cut:
+            # write <= p: the slot was read already, so the move is safe in place.
+            rows[write] = i
+            code[write] = c
+            for g in range(n_features):
+                codes[write, g] = codes[p, g]
+            write += 1
+            out = out_left
+            weight_left += sample_weight[i]
+            side = 0
+        else:
+            scratch_rows[n_right] = i
+            scratch_code[n_right] = c
+            for g in range(n_features):
+                scratch_codes[n_right, g] = codes[p, g]
+            n_right += 1
+            out = out_right
+            weight_right += sample_weight[i]
+            side = 2
+        out[c] += contrib[i]
+        if is_regression:
+            out[1] += contrib[i] * y[i]
+            y_range[side] = min(y_range[side], y[i])
+            y_range[side + 1] = max(y_range[side + 1], y[i])
+    for r in range(n_right):
+        rows[write + r] = scratch_rows[r]
+        code[write + r] = scratch_code[r]
+        for g in range(n_features):
+            codes[write + r, g] = scratch_codes[r, g]
+    if is_regression:
+        out_left[2] = y_range[1] - y_range[0]
+        out_right[2] = y_range[3] - y_range[2]
+    return write, weight_left, weight_right
+
+
+@inline_kernel
+def constant_features(hist_pool, slot, start, end, codes, bin_offset, n_sweep, unit_weight,
+                      out):  # fmt: skip
+    """Mark the features on which a node's rows all share one bin: ``out[f] = 1``.
+
+    From the stored histogram when ``slot >= 0`` (count the non-empty bins), else from the
+    codes at positions ``start .. end - 1``.
+    """
+    n_features = codes.shape[1]
+    if slot >= 0:
+        hist = hist_pool[slot]
+        for f in range(n_features):
+            n_nonempty = 0
+            for b in range(bin_offset[f], bin_offset[f + 1]):
+                if bin_totals(hist, b, n_sweep, unit_weight)[1] > 0.0:
+                    n_nonempty += 1
+            out[f] = n_nonempty <= 1
+        return
+    for f in range(n_features):
+        out[f] = 1
+        for p in range(start + 1, end):
+            if codes[p, f] != codes[start, f]:
+                out[f] = 0
+                break

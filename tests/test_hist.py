@@ -1,0 +1,317 @@
+"""The histogram splitter (``splitter="hist"``): binning, histograms, trees.
+
+- Binning kernels against the numpy reference of ``_hist_reference``, including the sampled
+  path of large inputs and its fall-back for values the sample missed.
+- Histogram build and sibling subtraction against ``np.add.at``.
+- Trees against the slow reference histogram builder (quantile bins), and identical to the
+  exact splitter's trees when every feature has at most ``max_bins`` distinct values.
+- Serial == parallel, routing consistency, accuracy close to the exact tree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _hist_reference import reference_bins, reference_hist_build, reference_histogram
+from _reference import assert_tree_equal, reference_apply
+from conftest import sample_rows
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_builder import _fit_both, datasets, params_strategy, serial_parallel_data
+
+import dtjit
+from dtjit import _binning, _hist
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _assert_binned_equal(binned, expected):
+    codes, bin_offset, bin_min, bin_max = expected
+    np.testing.assert_array_equal(binned.bin_offset, bin_offset)
+    np.testing.assert_array_equal(binned.codes, codes)
+    np.testing.assert_array_equal(binned.bin_min, bin_min)
+    np.testing.assert_array_equal(binned.bin_max, bin_max)
+
+
+# -- binning ---------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(
+    n=st.integers(1, 300),
+    n_values=st.sampled_from([1, 2, 5, 40, 1000]),
+    max_bins=st.sampled_from([2, 3, 7, 255]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_binning_matches_reference(n, n_values, max_bins, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, n_values, size=(n, 3)).astype(np.float32)
+    X[:, 1] = rng.normal(size=n).astype(np.float32)
+    X[:, 2] *= np.float32(1e-8)  # distinct values closer than FEATURE_THRESHOLD merge
+    binned = _binning.bin_features(X, max_bins, 1)
+    _assert_binned_equal(binned, reference_bins(X, max_bins))
+    assert (np.diff(binned.bin_offset) <= max_bins).all()
+    assert (binned.bin_min <= binned.bin_max).all()
+
+
+def test_few_distinct_values_get_one_bin_each(covtype_table):
+    X, _, _ = covtype_table
+    X = X[sample_rows(len(X), 50_000, 0)]
+    binned = _binning.bin_features(X, 255, 2)
+    for f in range(X.shape[1]):
+        distinct = np.unique(X[:, f])
+        n_bins = binned.bin_offset[f + 1] - binned.bin_offset[f]
+        if len(distinct) <= 255:
+            assert n_bins == len(distinct)
+            bins = slice(binned.bin_offset[f], binned.bin_offset[f + 1])
+            np.testing.assert_array_equal(binned.bin_min[bins], distinct)
+            np.testing.assert_array_equal(binned.bin_max[bins], distinct)
+        else:
+            assert n_bins <= 255
+    _assert_binned_equal(binned, reference_bins(X, 255))
+
+
+@pytest.mark.parametrize("max_bins", [2, 10, 255])
+def test_quantile_bins_hold_about_equal_counts(max_bins):
+    rng = np.random.default_rng(5)
+    X = rng.lognormal(size=(100_000, 2)).astype(np.float32)
+    X[:, 1] = np.round(X[:, 1] * 100)  # ties: about 2,000 distinct values, some heavy
+    binned = _binning.bin_features(X, max_bins, 1)
+    for f in range(2):
+        counts = np.bincount(binned.codes[:, f])
+        assert len(counts) == binned.bin_offset[f + 1] - binned.bin_offset[f]
+        assert (counts > 0).all()
+        if f == 0:  # continuous: exactly max_bins bins of n / max_bins rows each (+-2 rows)
+            assert len(counts) == max_bins
+            assert np.abs(counts - len(X) / max_bins).max() < 2
+        else:  # a bin never holds more than one quantile step plus one distinct value
+            assert len(counts) >= max_bins // 2
+            heaviest = np.unique(X[:, 1], return_counts=True)[1].max()
+            assert counts.max() <= len(X) / max_bins + heaviest
+
+
+def test_sampled_binning_keeps_values_the_sample_missed():
+    """Above BIN_SAMPLE_ROWS the bins come from a sample; a rare value still gets its bin."""
+    n = _binning.BIN_SAMPLE_ROWS + 50_000
+    rng = np.random.default_rng(1)
+    X = np.empty((n, 3), dtype=np.float32)
+    X[:, 0] = rng.integers(0, 10, size=n)
+    X[:3, 0] = 4.5  # three rows: almost surely not in the sample
+    X[:, 1] = rng.normal(size=n)  # many distinct values: quantile bins
+    X[:, 2] = rng.integers(0, 300, size=n)  # more than 255 distinct values
+    for n_threads in (1, 2):
+        binned = _binning.bin_features(X, 255, n_threads)
+        assert binned.bin_offset[1] == 11  # 0..9 and 4.5
+        assert 4.5 in binned.bin_min[:11]
+        for f in range(3):
+            bins = slice(binned.bin_offset[f], binned.bin_offset[f + 1])
+            # Bin extremes are those of the full data, codes are ordered like the values.
+            lo, hi = binned.bin_min[bins], binned.bin_max[bins]
+            codes = binned.codes[:, f].astype(np.int64)
+            np.testing.assert_array_equal(lo[codes] <= X[:, f], True)
+            np.testing.assert_array_equal(hi[codes] >= X[:, f], True)
+            assert (hi[:-1] < lo[1:]).all()
+        if n_threads == 1:
+            first = binned
+        else:
+            _assert_binned_equal(binned, tuple(first))
+
+
+# -- histograms ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit_weight", [True, False])
+def test_histograms_and_subtraction_match_add_at(unit_weight):
+    rng = np.random.default_rng(3)
+    n, n_features, n_classes = 5000, 4, 3
+    X = rng.normal(size=(n, n_features)).astype(np.float32)
+    binned = _binning.bin_features(X, 17, 1)
+    labels = rng.integers(0, n_classes, size=n).astype(np.int32)
+    weights = np.ones(n) if unit_weight else rng.integers(1, 5, size=n).astype(np.float64)
+    width = _hist.histogram_width(n_classes, unit_weight)
+    n_total = binned.bin_offset[-1]
+    pool = np.zeros((3, n_total, width))
+    rows = np.arange(n, dtype=np.int32)
+    small = 1200  # positions [0, small) are the smaller child, [small, n) the larger
+    _hist.build_histograms_serial(
+        np.array([0, 1]), np.array([0, 0]), np.array([n, small]), rows, binned.codes,
+        binned.bin_offset, labels, weights, weights, unit_weight, n_classes, pool,
+    )  # fmt: skip
+    _hist.subtract_histograms(np.array([2]), np.array([0]), np.array([1]), pool)
+    for slot, (a, b) in enumerate([(0, n), (0, small), (small, n)]):
+        for f in range(n_features):
+            bins = slice(binned.bin_offset[f], binned.bin_offset[f + 1])
+            expected = reference_histogram(
+                binned.codes[:, f], np.arange(a, b), labels, weights, bins.stop - bins.start,
+                n_classes,
+            )  # fmt: skip
+            np.testing.assert_array_equal(pool[slot, bins, :n_classes], expected)
+            if not unit_weight:
+                np.testing.assert_array_equal(pool[slot, bins, n_classes], expected.sum(axis=1))
+
+
+# -- trees -----------------------------------------------------------------------------------
+
+HIST_PARAMS = st.fixed_dictionaries(
+    {
+        "max_depth": st.sampled_from([None, 2, 4]),
+        "min_samples_split": st.sampled_from([2, 6]),
+        "min_samples_leaf": st.sampled_from([1, 3]),
+        "min_weight_fraction_leaf": st.sampled_from([0.0, 0.1]),
+        "min_impurity_decrease": st.sampled_from([0.0, 0.02]),
+        "max_leaf_nodes": st.sampled_from([None, None, 4]),
+    }
+)
+
+
+@SETTINGS
+@given(
+    data=datasets(classification=True),
+    params=HIST_PARAMS,
+    max_bins=st.sampled_from([2, 3, 5]),
+    criterion=st.sampled_from(["gini", "entropy"]),
+)
+def test_hist_classifier_matches_reference(data, params, max_bins, criterion):
+    X, y, weights = data
+    est = dtjit.DecisionTreeClassifier(
+        splitter="hist", max_bins=max_bins, criterion=criterion, **params
+    ).fit(X, y, sample_weight=weights)
+    msl = params["min_samples_leaf"]
+    total = len(y) if weights is None else weights.sum()
+    ref = reference_hist_build(
+        X, np.searchsorted(est.classes_, y), max_bins=max_bins, is_classifier=True,
+        n_classes=len(est.classes_), criterion=criterion, max_depth=params["max_depth"],
+        min_samples_split=max(params["min_samples_split"], 2 * msl), min_samples_leaf=msl,
+        min_weight_leaf=params["min_weight_fraction_leaf"] * total,
+        min_impurity_decrease=params["min_impurity_decrease"], sample_weight=weights,
+        max_leaf_nodes=params["max_leaf_nodes"],
+    )  # fmt: skip
+    assert_tree_equal(est.tree_, ref, rtol=1e-12)
+    np.testing.assert_array_equal(est.apply(X), reference_apply(ref, X))
+
+
+@SETTINGS
+@given(data=datasets(classification=False), params=HIST_PARAMS, max_bins=st.sampled_from([2, 4]))
+def test_hist_regressor_matches_reference(data, params, max_bins):
+    X, y, weights = data
+    est = dtjit.DecisionTreeRegressor(splitter="hist", max_bins=max_bins, **params)
+    est.fit(X, y, sample_weight=weights)
+    msl = params["min_samples_leaf"]
+    total = len(y) if weights is None else weights.sum()
+    ref = reference_hist_build(
+        X, y, max_bins=max_bins, is_classifier=False, criterion="squared_error",
+        max_depth=params["max_depth"],
+        min_samples_split=max(params["min_samples_split"], 2 * msl), min_samples_leaf=msl,
+        min_weight_leaf=params["min_weight_fraction_leaf"] * total,
+        min_impurity_decrease=params["min_impurity_decrease"], sample_weight=weights,
+        max_leaf_nodes=params["max_leaf_nodes"],
+    )  # fmt: skip
+    assert_tree_equal(est.tree_, ref, rtol=1e-9, atol=1e-12)
+
+
+@SETTINGS
+@given(
+    data=datasets(classification=True),
+    params=params_strategy,
+    criterion=st.sampled_from(["gini", "entropy"]),
+    max_features=st.sampled_from([None, 0.5]),
+)
+def test_hist_classifier_equals_exact_with_few_distinct_values(data, params, criterion,
+                                                               max_features):  # fmt: skip
+    """At most 8 distinct values per feature: one bin each, so the trees are the same."""
+    X, y, weights = data
+    kw = {"criterion": criterion, "max_features": max_features, "random_state": 0, **params}
+    exact = dtjit.DecisionTreeClassifier(**kw).fit(X, y, sample_weight=weights)
+    hist = dtjit.DecisionTreeClassifier(splitter="hist", **kw).fit(X, y, sample_weight=weights)
+    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-12)
+    ref = _fit_both(exact, X, y, weights, params, True, criterion)
+    if max_features is None:
+        assert_tree_equal(hist.tree_, ref, rtol=1e-12)
+
+
+@SETTINGS
+@given(data=datasets(classification=False), params=params_strategy)
+def test_hist_regressor_equals_exact_with_few_distinct_values(data, params):
+    X, y, weights = data
+    exact = dtjit.DecisionTreeRegressor(**params).fit(X, y, sample_weight=weights)
+    hist = dtjit.DecisionTreeRegressor(splitter="hist", **params).fit(X, y, sample_weight=weights)
+    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"criterion": "entropy", "max_depth": 12},
+        {"max_leaf_nodes": 300},
+        {"min_samples_leaf": 20, "weighted": True},
+        {"max_features": "sqrt", "random_state": 3},
+    ],
+)
+def test_hist_equals_exact_on_covtype_low_cardinality_columns(covtype_table, kw):
+    """Covertype's columns with at most 255 distinct values (soil / wilderness indicators,
+    slope, hillshades, ...): the histogram tree is the exact tree, array for array."""
+    X, y, _ = covtype_table
+    rows = sample_rows(len(X), 60_000, 1)
+    X, y = X[rows], y[rows]
+    keep = [f for f in range(X.shape[1]) if len(np.unique(X[:, f])) <= 255]
+    X = np.ascontiguousarray(X[:, keep])
+    assert len(keep) >= 45
+    # Integer weights keep every sum exact whatever the order of summation; with arbitrary
+    # weights the two splitters' sums differ in the last bits and near-ties may flip.
+    kw = dict(kw)
+    w = np.random.default_rng(0).integers(1, 4, size=len(y)) if kw.pop("weighted", 0) else None
+    exact = dtjit.DecisionTreeClassifier(**kw).fit(X, y, sample_weight=w)
+    hist = dtjit.DecisionTreeClassifier(splitter="hist", n_jobs=2, **kw).fit(X, y, sample_weight=w)
+    assert exact.tree_.node_count > 100
+    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
+@pytest.mark.parametrize("max_leaf_nodes", [None, 50])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_hist_serial_and_parallel_builds_are_bit_identical(criterion, max_leaf_nodes, weighted):
+    X, y, cls = serial_parallel_data(criterion, 60_000)
+    w = np.random.default_rng(8).uniform(0.5, 2.0, size=len(X)) if weighted else None
+    kw = {"criterion": criterion, "max_leaf_nodes": max_leaf_nodes, "splitter": "hist"}
+    serial = cls(n_jobs=1, **kw).fit(X, y, sample_weight=w)
+    parallel = cls(n_jobs=2, **kw).fit(X, y, sample_weight=w)
+    for name, a in serial.tree_.to_arrays().items():
+        np.testing.assert_array_equal(a, getattr(parallel.tree_, name), err_msg=name)
+
+
+@pytest.mark.parametrize("max_bins", [2, 16, 255])
+def test_hist_thresholds_route_training_rows_like_the_bins(max_bins):
+    """With quantile bins the thresholds lie between bins: predicting on the training data
+    sends every row to the leaf whose sample count it was part of."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20_000, 5)).astype(np.float32)
+    y = (X[:, 0] * X[:, 1] + rng.normal(scale=0.5, size=len(X)) > 0).astype(int)
+    est = dtjit.DecisionTreeClassifier(splitter="hist", max_bins=max_bins).fit(X, y)
+    tree = est.tree_
+    counts = np.bincount(est.apply(X), minlength=tree.node_count)
+    leaves = tree.children_left == -1
+    np.testing.assert_array_equal(counts[leaves], tree.n_node_samples[leaves])
+
+
+def test_hist_with_max_bins_two_splits_each_feature_once_per_path():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3)).astype(np.float32)
+    y = (X.sum(axis=1) > 0).astype(int)
+    est = dtjit.DecisionTreeClassifier(splitter="hist", max_bins=2).fit(X, y)
+    assert est.get_depth() <= 3
+    for f in range(3):  # two bins: the one possible threshold, the edge between them
+        assert len(np.unique(est.tree_.threshold[est.tree_.feature == f])) <= 1, f
+
+
+@pytest.mark.slow
+def test_hist_accuracy_is_close_to_the_exact_tree():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=200_000, n_features=20, n_informative=10, random_state=0)
+    X = X.astype(np.float32)
+    train, test = slice(0, 160_000), slice(160_000, None)
+    exact = dtjit.DecisionTreeClassifier(n_jobs=-1).fit(X[train], y[train])
+    hist = dtjit.DecisionTreeClassifier(splitter="hist", n_jobs=-1).fit(X[train], y[train])
+    gap = exact.score(X[test], y[test]) - hist.score(X[test], y[test])
+    assert abs(gap) < 0.005, gap

@@ -138,8 +138,8 @@ def rows_all_finite(bits, n_columns, start, stop):
     exponent = np.uint32(0x7F800000)
     carry = np.uint32(0x00800000)
     special = np.uint32(0)
-    for k in range(start * n_columns, stop * n_columns):
-        special |= (bits[k] & exponent) + carry
+    for word in bits[start * n_columns : stop * n_columns]:
+        special |= (word & exponent) + carry
     return (special & np.uint32(0x80000000)) == 0
 
 

@@ -72,24 +72,26 @@ def iter_float32_blocks(X: np.ndarray, rows: int) -> Iterator[tuple[int, int, np
         release(stop)
 
 
-def is_memory_mapped(X: np.ndarray) -> bool:
-    """Return True if ``X`` is a view of an ``np.memmap``."""
+def _memmap_chain(X: np.ndarray) -> tuple[np.memmap | None, object]:
+    """Follow ``X.base``: return the innermost ``np.memmap`` on the way and the final base."""
     base: object = X
+    found = None
     while isinstance(base, np.ndarray):
         if isinstance(base, np.memmap):
-            return True
+            found = base
         base = base.base
-    return False
+    return found, base
+
+
+def is_memory_mapped(X: np.ndarray) -> bool:
+    """Return True if ``X`` is a view of an ``np.memmap``."""
+    return _memmap_chain(X)[0] is not None
 
 
 def _shared_map(X: np.ndarray) -> mmap.mmap | None:
-    """Return the shared ``mmap`` behind ``X``, following ``.base``, or None."""
-    base: object = X
-    shared = False
-    while isinstance(base, np.ndarray):
-        if isinstance(base, np.memmap):
-            shared = getattr(base, "mode", None) in _SHARED_MEMMAP_MODES
-        base = base.base
+    """Return the shared ``mmap`` behind ``X``, or None (not mapped, or copy-on-write)."""
+    memmap, base = _memmap_chain(X)
+    shared = memmap is not None and getattr(memmap, "mode", None) in _SHARED_MEMMAP_MODES
     return base if shared and isinstance(base, mmap.mmap) else None
 
 

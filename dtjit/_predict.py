@@ -5,9 +5,9 @@ converts block by block), so each kernel compiles once per node layout (see
 :func:`pack_nodes`; the compact layout is the usual one, the wide one exists only for trees
 too big for it).
 
-Each kernel also scans the rows it routes for NaN and infinity, in the same pass that
-brings them into the cache, and reports what it found instead of routing garbage: the
-caller raises. That one scan replaces scikit-learn's separate whole-array check.
+Each kernel also checks the rows it routes for NaN and infinity, block by block right after
+walking them (while they are still in the cache), and reports what it found: the caller
+raises. That check replaces scikit-learn's separate whole-array scan.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from ._jit import (
     resolve_n_jobs,
 )
 from ._tree import Tree
+from ._sklearn_link import register_with_sklearn_tree
 
 # NaN in X is rejected at predict time until missing values are supported in fit.
 ALLOW_NAN = False
@@ -819,19 +820,4 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         return self._route(X, means).view(np.float64)
 
 
-def _register_with_scikit_learn() -> None:
-    """Make ``isinstance(est, sklearn.tree.DecisionTreeClassifier)`` true for dtjit's trees.
-
-    scikit-learn's ``export_text``, ``export_graphviz`` and ``plot_tree`` validate their
-    argument with such an isinstance check and then read only ``tree_`` (which speaks
-    scikit-learn's vocabulary), ``classes_`` and ``criterion``. scikit-learn's tree classes
-    are ABCs, so registering ours as *virtual* subclasses satisfies the check without
-    inheriting any of scikit-learn's fitting code.
-    """
-    from sklearn import tree as sklearn_tree
-
-    sklearn_tree.DecisionTreeClassifier.register(DecisionTreeClassifier)
-    sklearn_tree.DecisionTreeRegressor.register(DecisionTreeRegressor)
-
-
-_register_with_scikit_learn()
+register_with_sklearn_tree(DecisionTreeClassifier, DecisionTreeRegressor)

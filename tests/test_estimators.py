@@ -758,6 +758,25 @@ def test_sklearn_export_functions_accept_dtjit_estimators(iris_data, est_class):
     assert dot.count(" [label=") == est.tree_.node_count
 
 
+def test_sklearn_tree_registration_waits_for_its_import():
+    """`import dtjit` does not import sklearn.tree (0.1 s), yet its isinstance checks pass."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import dtjit
+        assert "sklearn.tree" not in sys.modules, "import dtjit imported sklearn.tree"
+        from sklearn import tree
+        assert isinstance(dtjit.DecisionTreeClassifier(), tree.DecisionTreeClassifier)
+        assert isinstance(dtjit.DecisionTreeRegressor(), tree.DecisionTreeRegressor)
+        assert not isinstance(dtjit.DecisionTreeRegressor(), tree.DecisionTreeClassifier)
+        assert tree.__spec__.loader is tree.__loader__  # the real loader, restored
+        assert not any(type(f).__module__ == "dtjit._sklearn_link" for f in sys.meta_path)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_export_graphviz_same_as_sklearn_on_tie_free_tree(tie_free_iris):
     X, y = tie_free_iris
     est = DecisionTreeClassifier(max_depth=2).fit(X, y)

@@ -192,9 +192,10 @@ def kernel_coverage() -> dict[str, list[str]]:
     brings its callees' code along, so in a warm-cache process callees count as not
     compiled: the list is meaningful for the cold child only.
     """
+    from numba import types
     from numba.core.registry import CPUDispatcher
 
-    compiled, not_compiled = [], []
+    compiled, not_compiled, literal_copies = [], [], []
     for name, module in sorted(sys.modules.items()):
         if name != "dtjit" and not name.startswith("dtjit."):
             continue
@@ -204,7 +205,12 @@ def kernel_coverage() -> dict[str, list[str]]:
             if obj.targetoptions.get("inline") == "always":
                 continue
             (compiled if obj.signatures else not_compiled).append(f"{name}.{attr}")
-    return {"compiled": compiled, "not_compiled": not_compiled}
+            # A constant argument (``f(x, 0)``) is typed Literal[int](0) and compiles the
+            # callee once more next to its int64 version: seconds of cold compile for nothing.
+            plain = {tuple(types.unliteral(t) for t in sig) for sig in obj.signatures}
+            if len(plain) < len(obj.signatures):
+                literal_copies.append(f"{name}.{attr}")
+    return {"compiled": compiled, "not_compiled": not_compiled, "literal_copies": literal_copies}
 
 
 def steps_child(splitters: list[str]) -> None:
@@ -372,6 +378,12 @@ def markdown(report: dict[str, Any]) -> str:
             if not missing
             else f". **Tree kernels the steps missed, so not in the total: {', '.join(missing)}.**"
         ),
+    ]
+    copies = kernels.get("literal_copies", [])
+    lines += [
+        "",
+        "Kernels compiled a second time only because a constant argument was typed as a "
+        "literal: " + (", ".join(copies) or "none") + ".",
     ]
     rejected = cold.get("rejected_combinations")
     if rejected:

@@ -172,7 +172,7 @@ def code_rows(X, first, stop, edges, n_bins, low, high, check, codes, bin_min, b
 @kernel
 def code_serial(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed):
     """Code every row of ``X`` on one thread (arrays as in :func:`code_parallel`)."""
-    code_rows(X, 0, X.shape[0], edges, n_bins, low, high, check, codes, bin_min[0], bin_max[0],
+    code_rows(X, np.int64(0), X.shape[0], edges, n_bins, low, high, check, codes, bin_min[0], bin_max[0],
               missed[0])  # fmt: skip
 
 

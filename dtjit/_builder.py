@@ -121,7 +121,7 @@ def nodes_to_search(
 @inline_kernel
 def best_feature(proxies):
     """Feature of the strictly greatest proxy (ties: the lowest index); -1 if none is finite."""
-    best_f = -1
+    best_f = np.int64(-1)
     best_proxy = NO_SPLIT
     for f in range(proxies.shape[0]):
         if proxies[f] > best_proxy:
@@ -326,7 +326,7 @@ def apply_splits(
     split_nodes = np.empty(n_batch, dtype=np.int64)
     split_features = np.empty(n_batch, dtype=np.int32)
     n_split = 0
-    max_segment = 0
+    max_segment = np.int64(0)
     work = 0
     for k in range(n_batch):
         f = split_feature[k]
@@ -426,9 +426,9 @@ def build(
     goes_left = np.zeros(n_samples, dtype=np.uint8)
     weight_root = init_root(tree, sorted_idx[0], code, contrib, sample_weight, y, is_regression,
                             criterion)  # fmt: skip
-    node_count = 1
+    node_count = np.int64(1)
     frontier = new_frontier(capacity, n_stats)
-    heap_size = 0
+    heap_size = np.int64(0)
     best_first = max_leaf_nodes > 0
     batch = np.zeros(1, dtype=np.int64)  # the root
     splits_left = max_leaf_nodes - 1
@@ -498,7 +498,7 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
     n_samples = root_idx.shape[0]
     node_end[0] = n_samples
     node_weight[0] = segment_stats(
-        root_idx, 0, n_samples, code, contrib, sample_weight, y, is_regression, node_stats[0]
+        root_idx, np.int64(0), n_samples, code, contrib, sample_weight, y, is_regression, node_stats[0]
     )
     node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
     return node_weight[0]
@@ -540,7 +540,7 @@ def queue_splits(batch, splits, frontier, heap_size):
         node = batch[k]
         copy_split(splits, k, pending, node)
         if heap_size == heap_node.shape[0]:
-            heap_node = grow(heap_node, 2 * heap_size, 0)
+            heap_node = grow(heap_node, 2 * heap_size, np.int64(0))
             heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
         heap_size = heap_push(heap_node, heap_gain, heap_size, node, splits[3][k])
     return (heap_node, heap_gain, pending), heap_size
@@ -570,14 +570,14 @@ def make_room(batch, split_feature, node_count, capacity, tree, frontier, best_f
     (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
      node_stats, node_weight, node_impurity_) = tree  # fmt: skip
     tree = (
-        grow(feature, capacity, TREE_UNDEFINED),
+        grow(feature, capacity, np.int64(TREE_UNDEFINED)),
         grow(threshold, capacity, float(TREE_UNDEFINED)),
-        grow(left, capacity, TREE_LEAF),
-        grow(right, capacity, TREE_LEAF),
-        grow(missing_left, capacity, 0),
-        grow(node_start, capacity, 0),
-        grow(node_end, capacity, 0),
-        grow(node_depth, capacity, 0),
+        grow(left, capacity, np.int64(TREE_LEAF)),
+        grow(right, capacity, np.int64(TREE_LEAF)),
+        grow(missing_left, capacity, np.int64(0)),
+        grow(node_start, capacity, np.int64(0)),
+        grow(node_end, capacity, np.int64(0)),
+        grow(node_depth, capacity, np.int64(0)),
         grow(node_stats, capacity, 0.0),
         grow(node_weight, capacity, 0.0),
         grow(node_impurity_, capacity, 0.0),
@@ -655,7 +655,7 @@ def evaluate_batch_hist(
     if n_searched == 0:
         return splits
     work = 0
-    max_segment = 0
+    max_segment = np.int64(0)
     for node in search_nodes:
         n = node_end[node] - node_start[node]
         work += bin_offset[n_features] if node_slot[node] >= 0 else 2 * n * n_features
@@ -699,7 +699,7 @@ def evaluate_batch_hist(
         )  # fmt: skip
     else:
         split_nodes(
-            0, n_searched, searched, search_nodes, out_proxy, out_cut, out_threshold,
+            np.int64(0), n_searched, searched, search_nodes, out_proxy, out_cut, out_threshold,
             node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
             contrib, sample_weight, y, is_regression, criterion, weight_root,
             min_impurity_decrease, splits, max_segment,
@@ -932,9 +932,9 @@ def build_hist(
     weight_root = init_root(tree, rows, code, contrib, sample_weight, y, is_regression,
                             criterion)  # fmt: skip
     code = code.copy()  # from here on indexed by position, like codes (partitioned)
-    node_count = 1
+    node_count = np.int64(1)
     frontier = new_frontier(capacity, n_stats)
-    heap_size = 0
+    heap_size = np.int64(0)
     node_slot = np.full(capacity, -1, dtype=np.int64)
     hist_pool = np.empty((2, bin_offset[n_features], n_hist), dtype=np.float64)
     free_slots = np.array([1, 0], dtype=np.int64)
@@ -977,7 +977,7 @@ def build_hist(
         capacity, tree, frontier = make_room(batch, splits[0], node_count, capacity, tree,
                                              frontier, best_first)  # fmt: skip
         if capacity > old_capacity:
-            node_slot = grow(node_slot, capacity, -1)
+            node_slot = grow(node_slot, capacity, np.int64(-1))
         (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         first_child = node_count

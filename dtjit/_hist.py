@@ -234,7 +234,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
             continue
         start = node_start[node]
         end = node_end[node]
-        add_rows(rows, start, end, codes, bin_offset, 0, n_features, code, contrib,
+        add_rows(rows, start, end, codes, bin_offset, np.int64(0), n_features, code, contrib,
                  sample_weight, unit_weight, n_sweep, scratch)  # fmt: skip
         occupied_bins(start, end, codes, occupancy, listed, n_listed)
         sweep_node(s, scratch, listed, n_listed, candidate, bin_offset, bin_min, bin_max,
@@ -317,7 +317,7 @@ def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, no
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
                               unit_weight, criterion, min_samples_leaf, min_weight_leaf,
                               candidate, out_proxy, out_cut, out_threshold)  # fmt: skip
-    sweep_small_nodes(0, searched_nodes.shape[0], searched_nodes, node_slot, node_start,
+    sweep_small_nodes(np.int64(0), searched_nodes.shape[0], searched_nodes, node_slot, node_start,
                       node_end, node_stats, node_weight, rows, codes, bin_offset, bin_min,
                       bin_max, code, contrib, sample_weight, unit_weight, n_sweep, criterion,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
@@ -363,7 +363,7 @@ def build_histograms_serial(task_slot, task_start, task_end, rows, codes, bin_of
     for t in range(task_slot.shape[0]):
         hist = hist_pool[task_slot[t]]
         hist[:] = 0.0
-        add_rows(rows, task_start[t], task_end[t], codes, bin_offset, 0, n_features, code,
+        add_rows(rows, task_start[t], task_end[t], codes, bin_offset, np.int64(0), n_features, code,
                  contrib, sample_weight, unit_weight, n_sweep, hist)  # fmt: skip
 
 

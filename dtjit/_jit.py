@@ -40,6 +40,10 @@ parallel_kernel = numba.njit(parallel=True, **KERNEL_OPTIONS)
 # compiled function by itself, and a call that passes arrays pays reference-count updates:
 # measured 5x slower traversal and ~25 ns per split candidate before inlining them.
 inline_kernel = numba.njit(inline="always", **KERNEL_OPTIONS)
+# Constant integer arguments of kernel calls are written ``np.int64(0)``, not ``0``, and
+# counters start as ``np.int64(0)``: numba types a bare constant as Literal[int](0) and
+# compiles the callee once more next to its int64 version (measured: 15 kernels compiled
+# twice, about 11 s of a 79 s cold compile). ``benchmarks/bench_startup.py`` lists offenders.
 
 # scikit-learn's sentinels: ``children_left == TREE_LEAF`` marks a leaf and leaves have
 # ``feature == threshold == TREE_UNDEFINED``.

@@ -385,8 +385,10 @@ def best_splits_parallel(
     bit-identical to the serial version.
     """
     for f in prange(sorted_idx.shape[0]):
+        # np.int64: a prange over a shape has an unsigned index, which would compile the
+        # callee a second time (the serial loop passes int64).
         best_splits_of_feature(
-            f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
+            np.int64(f), nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
@@ -581,7 +583,7 @@ def presort_serial(X):
     n_samples, n_features = X.shape
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
     sorted_val = np.empty((n_features, n_samples), dtype=np.float32)
-    presort_features(X, 0, n_features, sorted_idx, sorted_val)
+    presort_features(X, np.int64(0), n_features, sorted_idx, sorted_val)
     return sorted_idx, sorted_val
 
 
@@ -630,7 +632,7 @@ def rand_uniform(rng_state, low, high):
     :func:`rand_below` produces), as scikit-learn's ``rand_uniform``; rounding can give
     ``high`` itself, which the caller maps back to ``low`` as scikit-learn does.
     """
-    u = np.float64(rand_below(rng_state, 1 << 31)) / np.float64(1 << 31)
+    u = np.float64(rand_below(rng_state, np.int64(1 << 31))) / np.float64(1 << 31)
     return (high - low) * u + low
 
 

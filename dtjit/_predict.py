@@ -138,8 +138,12 @@ def rows_all_finite(bits, n_columns, start, stop):
     exponent = np.uint32(0x7F800000)
     carry = np.uint32(0x00800000)
     special = np.uint32(0)
-    for word in bits[start * n_columns : stop * n_columns]:
-        special |= (word & exponent) + carry
+    # An index loop over the slice: its index is provably non-negative, so there is no
+    # wraparound test and LLVM vectorises the OR reduction. Iterating the slice itself
+    # ("for word in words") runs 5x slower (4 vs 21 G words/s measured).
+    words = bits[start * n_columns : stop * n_columns]
+    for i in range(words.shape[0]):
+        special |= (words[i] & exponent) + carry
     return (special & np.uint32(0x80000000)) == 0
 
 

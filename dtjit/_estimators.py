@@ -25,8 +25,8 @@ from ._jit import (
 )
 from ._tree import Tree
 
-# NaN in X is rejected at predict time until missing values are supported in fit.
-ALLOW_NAN = False
+# NaN in X is a missing value in fit and predict (infinity stays an error in both).
+ALLOW_NAN = True
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
 _FAST_PATH_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -72,8 +72,10 @@ class BaseDecisionTree(BaseEstimator):
             order="C",
             ensure_min_samples=2,
             y_numeric=not is_classifier,
+            ensure_all_finite="allow-nan",
         )
         n_samples, n_features = X.shape
+        self.features_with_missing_ = np.isnan(X).any(axis=0)
         if is_classifier:
             check_classification_targets(y)
             self.classes_, y_encoded = np.unique(y, return_inverse=True)
@@ -421,7 +423,7 @@ class BaseDecisionTree(BaseEstimator):
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = ALLOW_NAN
         return tags
 
     def _html_repr(self) -> str:

@@ -206,8 +206,8 @@ def code_parallel(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, m
     Notes
     -----
     Chunk ``t`` writes only its own rows of ``codes`` and its own slices ``bin_min[t]``,
-    ``bin_max[t]``, ``missed[t]``, ``has_nan[t]``; the caller merges those with min / max / or, which do not
-    depend on the order, so the result equals the serial one.
+    ``bin_max[t]``, ``missed[t]``, ``has_nan[t]``; the caller merges those with min / max /
+    or, which do not depend on the order, so the result equals the serial one.
     """
     n_chunks = bin_min.shape[0]
     n = X.shape[0]

@@ -41,9 +41,9 @@ from ._jit import (
 )
 from ._splitter import (
     NO_SPLIT,
-    count_missing,
     best_splits_parallel,
     best_splits_serial,
+    count_missing,
     draw_candidate_features,
     partition_parallel,
     partition_serial,
@@ -147,7 +147,7 @@ def accept_split(
     decrease are computed here, and the node stays a leaf (``split_feature[k] == -1``) if
     ``improvement + EPSILON < min_impurity_decrease``.
     """
-    split_feature, split_pos, split_threshold, improvement, child_stats, child_weight, _ = splits[:7]
+    split_feature, split_pos, split_threshold, improvement, child_stats, child_weight = splits[:6]
     child_impurity = splits[6]
     impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
     impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
@@ -524,7 +524,7 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
     node_weight[0] = segment_stats(
         root_idx, 0, n_samples, 0, 0, code, contrib, sample_weight, y, is_regression,
         node_stats[0],
-    )
+    )  # fmt: skip
     node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
     return node_weight[0]
 
@@ -719,10 +719,10 @@ def evaluate_batch_hist(
     n_chunks_split = min(n_chunks, n_searched)
     if parallel and n_chunks_split > 1 and work >= PARALLEL_MIN_WORK:
         split_nodes_parallel(
-            searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
-            node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight,
-            y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
-            max_segment, n_chunks_split,
+            searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
+            node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
+            sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease,
+            splits, max_segment, n_chunks_split,
         )  # fmt: skip
     else:
         split_nodes(
@@ -789,8 +789,8 @@ def split_nodes_parallel(
     for t in prange(n_chunks):
         split_nodes(
             t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, searched,
-            search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end, node_weight,
-            node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
+            search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
+            node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
             is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
         )  # fmt: skip
 

@@ -27,6 +27,7 @@ from numba import prange
 
 from ._criterion import split_proxy
 from ._jit import SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from ._splitter import values_versus_missing_proxy
 
 NO_SPLIT = -np.inf
 
@@ -236,18 +237,12 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
         return proxy, cut, threshold, -1
     if n_missing == n_rows:
         return NO_SPLIT, -1, 0.0, -1  # all NaN in this node: nothing to split
-    weight_values = weight - weight_missing
-    if (
-        n_rows - n_missing >= min_samples_leaf
-        and n_missing >= min_samples_leaf
-        and weight_values >= min_weight_leaf
-        and weight_missing >= min_weight_leaf
-    ):
-        for c in range(n_sweep):
-            left[c] = total[c] - hist[nan_bin, c]
-        proxy_inf = split_proxy(criterion, left, total, n_sweep, weight_values, weight_missing)
-        if proxy_inf > proxy:
-            proxy, cut, threshold = proxy_inf, first_bin + n_values - 1, np.inf
+    proxy_inf = values_versus_missing_proxy(
+        n_rows - n_missing, n_missing, weight, weight_missing, total, hist[nan_bin], n_sweep,
+        criterion, min_samples_leaf, min_weight_leaf, left,
+    )  # fmt: skip
+    if proxy_inf > proxy:
+        proxy, cut, threshold = proxy_inf, first_bin + n_values - 1, np.inf
     proxy_left, cut_left, threshold_left = sweep_bins(
         hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, total, weight, n_rows,
         n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, nan_bin, left,

@@ -212,9 +212,7 @@ def best_split_in_segment(
             left_feasible = p - start >= min_left and weight_left >= min_weight_leaf
             if left_feasible:
                 last_feasible = (
-                    q >= end
-                    or end - q < min_right
-                    or weight - next_weight_left < min_weight_leaf
+                    q >= end or end - q < min_right or weight - next_weight_left < min_weight_leaf
                 )
                 if (
                     not (skip_same_class and pure and prev_pure and group_code == prev_code)
@@ -267,7 +265,7 @@ def best_split_in_segment(
 
 @inline_kernel
 def count_missing(val, start, end):
-    """Number of NaN values in the sorted segment ``val[start:end]``.
+    """Count the NaN values of the sorted segment ``val[start:end]``.
 
     Notes
     -----
@@ -291,6 +289,31 @@ def tail_stats(idx, codes, start, end, contrib, sample_weight, unit_weight, n_sw
         out[codes[p]] += 1.0 if unit_weight else contrib[idx[p]]
         weight += 1.0 if unit_weight else sample_weight[idx[p]]
     return weight
+
+
+@inline_kernel
+def values_versus_missing_proxy(
+    n_values, n_missing, weight, missing_weight, total, missing_stats, n_sweep, criterion,
+    min_samples_leaf, min_weight_leaf, left,
+):  # fmt: skip
+    """Proxy of the split "every value left, NaN right" (threshold ``+inf``), or ``-inf``.
+
+    ``n_values`` / ``n_missing`` rows and ``weight - missing_weight`` / ``missing_weight``
+    on the two sides; ``missing_stats`` holds the NaN rows' sweep statistics (its first
+    ``n_sweep`` entries are read) and ``left`` is scratch. Shared by the exact and the
+    histogram splitters, so both score this cut with the same operations.
+    """
+    weight_values = weight - missing_weight
+    if (
+        n_values < min_samples_leaf
+        or n_missing < min_samples_leaf
+        or weight_values < min_weight_leaf
+        or missing_weight < min_weight_leaf
+    ):
+        return NO_SPLIT
+    for c in range(n_sweep):
+        left[c] = total[c] - missing_stats[c]
+    return split_proxy(criterion, left, total, n_sweep, weight_values, missing_weight)
 
 
 @inline_kernel
@@ -342,18 +365,12 @@ def best_split_with_missing(
         missing_stats, missing_weight, left,
     )  # fmt: skip
     missing = 0
-    weight_left = weight - missing_weight
-    if (
-        end_non_missing - start >= min_samples_leaf
-        and n_missing >= min_samples_leaf
-        and weight_left >= min_weight_leaf
-        and missing_weight >= min_weight_leaf
-    ):
-        for c in range(n_sweep):
-            left[c] = total[c] - missing_stats[c]
-        proxy_inf = split_proxy(criterion, left, total, n_sweep, weight_left, missing_weight)
-        if proxy_inf > proxy:
-            proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
+    proxy_inf = values_versus_missing_proxy(
+        end_non_missing - start, n_missing, weight, missing_weight, total, missing_stats,
+        n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
+    )  # fmt: skip
+    if proxy_inf > proxy:
+        proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
     proxy_left, pos_left, threshold_left = best_split_in_segment(
         idx, val, codes, start, end_non_missing, contrib, sample_weight, unit_weight, total,
         weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, n_missing, True,

@@ -1,4 +1,4 @@
-"""Missing values (NaN) in X: the split search, the builders, prediction and parity with scikit-learn.
+"""Missing values (NaN) in X: split search, builders, prediction, parity with scikit-learn.
 
 scikit-learn 1.9's rules, which dtjit follows (``sklearn/tree/_splitter.pyx``):
 

@@ -17,6 +17,12 @@ a cut, exactly where the exact splitter puts it. A feature whose sample showed a
 ``max_bins`` distinct values but whose full column has a value the sample missed is binned
 again from the full column, so the "one bin per distinct value" promise holds.
 
+Missing values (NaN) get a bin of their own after the feature's value bins, code
+``n_bins[f]``, in every feature that has NaN in the training data (and only there, so the
+sweep of a NaN-free feature is unchanged); its ``bin_min`` / ``bin_max`` are NaN, which is
+how the histogram splitter recognises it. With at most 255 value bins the NaN code still
+fits in a uint8.
+
 Codes are stored row-major, shape ``(n_samples, n_features)``: the histogram build walks a
 node's rows and adds every feature of a row at once, and a row's codes share one cache line;
 the histogram builder also moves a row's codes as one contiguous block when it partitions
@@ -107,6 +113,7 @@ def feature_bins(sorted_val, max_bins):
     low, high : ndarray of float32, shape (n_features, max_bins)
         Smallest and largest sampled value of each bin.
     n_bins : ndarray of int64, shape (n_features,)
+        Value bins (NaN, sorted last, is left out); 0 for a feature whose sample is all NaN.
     edges : ndarray of float64, shape (n_features, 255)
         ``edges[f, b] = high[f, b] / 2 + low[f, b + 1] / 2`` for ``b < n_bins[f] - 1``,
         ``+inf`` after.
@@ -117,15 +124,25 @@ def feature_bins(sorted_val, max_bins):
     n_bins = np.zeros(n_features, dtype=np.int64)
     edges = np.full((n_features, 255), np.inf, dtype=np.float64)
     for f in range(n_features):
-        n_bins[f] = bins_from_sorted(sorted_val[f], max_bins, low[f], high[f])
+        n_valid = sorted_val.shape[1]
+        while n_valid > 0 and np.isnan(sorted_val[f, n_valid - 1]):
+            n_valid -= 1
+        if n_valid == 0:
+            # No value in the sample: an empty range, so any value of the full column
+            # counts as missed and the feature is binned again from it.
+            low[f, 0] = np.inf
+            high[f, 0] = -np.inf
+            continue
+        n_bins[f] = bins_from_sorted(sorted_val[f, :n_valid], max_bins, low[f], high[f])
         for b in range(n_bins[f] - 1):
             edges[f, b] = np.float64(high[f, b]) / 2.0 + np.float64(low[f, b + 1]) / 2.0
     return low, high, n_bins, edges
 
 
 @kernel
-def code_rows(X, first, stop, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed):
-    """Code rows ``first .. stop - 1`` of ``X``; record per-bin extremes and missed values.
+def code_rows(X, first, stop, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed,
+              has_nan):  # fmt: skip
+    """Code rows ``first .. stop - 1`` of ``X``; record per-bin extremes, missed values, NaN.
 
     Parameters
     ----------
@@ -143,6 +160,8 @@ def code_rows(X, first, stop, edges, n_bins, low, high, check, codes, bin_min, b
         Running extremes of each bin (start at +inf / -inf).
     missed : ndarray of uint8, shape (n_features,)
         Set to 1 for a checked feature with a missed value.
+    has_nan : ndarray of uint8, shape (n_features,)
+        Set to 1 for a feature with a NaN, which gets code ``n_bins[f]`` (the NaN bin).
 
     Notes
     -----
@@ -152,6 +171,10 @@ def code_rows(X, first, stop, edges, n_bins, low, high, check, codes, bin_min, b
     for i in range(first, stop):
         for f in range(n_features):
             x = X[i, f]
+            if x != x:
+                codes[i, f] = n_bins[f]
+                has_nan[f] = 1
+                continue
             # Number of edges strictly below x, by a branch-free binary search over the
             # 255 edge slots (unused ones are +inf): eight steps whose outcome is a
             # conditional add, not a mispredicted branch (3-4x faster on random data).
@@ -170,27 +193,27 @@ def code_rows(X, first, stop, edges, n_bins, low, high, check, codes, bin_min, b
 
 
 @kernel
-def code_serial(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed):
+def code_serial(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed, has_nan):
     """Code every row of ``X`` on one thread (arrays as in :func:`code_parallel`)."""
-    code_rows(X, np.int64(0), X.shape[0], edges, n_bins, low, high, check, codes, bin_min[0], bin_max[0],
-              missed[0])  # fmt: skip
+    code_rows(X, np.int64(0), X.shape[0], edges, n_bins, low, high, check, codes, bin_min[0],
+              bin_max[0], missed[0], has_nan[0])  # fmt: skip
 
 
 @parallel_kernel
-def code_parallel(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed):
+def code_parallel(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed, has_nan):
     """Code every row of ``X``, rows split into ``bin_min.shape[0]`` chunks.
 
     Notes
     -----
     Chunk ``t`` writes only its own rows of ``codes`` and its own slices ``bin_min[t]``,
-    ``bin_max[t]``, ``missed[t]``; the caller merges those with min / max / or, which do not
-    depend on the order, so the result equals the serial one.
+    ``bin_max[t]``, ``missed[t]``, ``has_nan[t]``; the caller merges those with min / max /
+    or, which do not depend on the order, so the result equals the serial one.
     """
     n_chunks = bin_min.shape[0]
     n = X.shape[0]
     for t in prange(n_chunks):
         code_rows(X, t * n // n_chunks, (t + 1) * n // n_chunks, edges, n_bins, low, high, check,
-                  codes, bin_min[t], bin_max[t], missed[t])  # fmt: skip
+                  codes, bin_min[t], bin_max[t], missed[t], has_nan[t])  # fmt: skip
 
 
 class BinnedData(NamedTuple):
@@ -203,7 +226,8 @@ class BinnedData(NamedTuple):
     bin_offset : ndarray of int64, shape (n_features + 1,)
         Feature ``f``'s bins are ``bin_offset[f] .. bin_offset[f + 1] - 1`` in the flat arrays.
     bin_min, bin_max : ndarray of float64, shape (bin_offset[-1],)
-        Smallest and largest training value of each bin (float32 values, widened).
+        Smallest and largest training value of each bin (float32 values, widened); NaN for
+        a feature's NaN bin, its last, present only if the feature has NaN.
     """
 
     codes: np.ndarray
@@ -213,18 +237,23 @@ class BinnedData(NamedTuple):
 
 
 def _code(X, max_bins, sorted_val, n_threads, check_all):
-    """Bins from ``sorted_val`` and codes of ``X`` (per-bin extremes merged over chunks)."""
+    """Bins from ``sorted_val`` and codes of ``X`` (per-bin extremes merged over chunks).
+
+    The extremes have ``max_bins + 1`` columns: room for a NaN bin after 255 value bins.
+    """
     low, high, n_bins, edges = feature_bins(sorted_val, max_bins)
     n_features = X.shape[1]
     check = (n_bins < max_bins).astype(np.uint8) if check_all else np.zeros(n_features, np.uint8)
     n_chunks = n_threads if n_threads > 1 and X.size >= PARALLEL_MIN_WORK else 1
     codes = np.empty(X.shape, dtype=np.uint8)
-    bin_min = np.full((n_chunks, n_features, max_bins), np.inf, dtype=np.float32)
-    bin_max = np.full((n_chunks, n_features, max_bins), -np.inf, dtype=np.float32)
+    bin_min = np.full((n_chunks, n_features, max_bins + 1), np.inf, dtype=np.float32)
+    bin_max = np.full((n_chunks, n_features, max_bins + 1), -np.inf, dtype=np.float32)
     missed = np.zeros((n_chunks, n_features), dtype=np.uint8)
+    has_nan = np.zeros((n_chunks, n_features), dtype=np.uint8)
     kernel_ = code_parallel if n_chunks > 1 else code_serial
-    kernel_(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed)
-    return codes, n_bins, bin_min.min(axis=0), bin_max.max(axis=0), missed.any(axis=0)
+    kernel_(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed, has_nan)
+    return (codes, n_bins, bin_min.min(axis=0), bin_max.max(axis=0), missed.any(axis=0),
+            has_nan.any(axis=0))  # fmt: skip
 
 
 def _presort_values(X, n_threads):
@@ -234,7 +263,9 @@ def _presort_values(X, n_threads):
 
 
 def bin_features(X: np.ndarray, max_bins: int, n_threads: int) -> BinnedData:
-    """Bin every feature of ``X`` (float32, C order, finite) into at most ``max_bins`` bins.
+    """Bin every feature of ``X`` (float32, C order, no inf) into at most ``max_bins`` bins.
+
+    NaN values get one more bin per feature that has them (see the module docstring).
 
     Parameters
     ----------
@@ -259,21 +290,25 @@ def bin_features(X: np.ndarray, max_bins: int, n_threads: int) -> BinnedData:
         sample = np.ascontiguousarray(X[np.sort(rows)])
     else:
         sample = X
-    codes, n_bins, bin_min, bin_max, missed = _code(
+    codes, n_bins, bin_min, bin_max, missed, has_nan = _code(
         X, max_bins, _presort_values(sample, n_threads), n_threads, sampled
     )
     # A low-cardinality feature with a value the sample missed: bin its full column.
     for f in np.flatnonzero(missed):
         column = np.ascontiguousarray(X[:, f : f + 1])
-        codes_f, n_bins_f, min_f, max_f, _ = _code(
+        codes_f, n_bins_f, min_f, max_f, _, _ = _code(
             column, max_bins, _presort_values(column, n_threads), n_threads, False
         )
         codes[:, f] = codes_f[:, 0]
         n_bins[f] = n_bins_f[0]
         bin_min[f], bin_max[f] = min_f[0], max_f[0]
+    nan_features = np.flatnonzero(has_nan)
+    bin_min[nan_features, n_bins[nan_features]] = np.nan
+    bin_max[nan_features, n_bins[nan_features]] = np.nan
+    n_bins = n_bins + has_nan
     bin_offset = np.zeros(n_features + 1, dtype=np.int64)
     np.cumsum(n_bins, out=bin_offset[1:])
-    used = np.arange(max_bins)[None, :] < n_bins[:, None]
+    used = np.arange(max_bins + 1)[None, :] < n_bins[:, None]
     return BinnedData(
         codes=codes,
         bin_offset=bin_offset,

@@ -43,10 +43,12 @@ from ._splitter import (
     NO_SPLIT,
     best_splits_parallel,
     best_splits_serial,
+    count_missing,
     draw_candidate_features,
     partition_parallel,
     partition_serial,
     presorted_constant_features,
+    rand_below,
     rand_uniform,
     segment_stats,
 )
@@ -82,7 +84,9 @@ def new_splits(n_batch, n_stats):
     """Allocate a batch's split record, every node a leaf until a split is accepted.
 
     The tuple is ``split_feature`` (-1: leaf), ``split_pos``, ``split_threshold``,
-    ``improvement``, ``child_stats``, ``child_weight``, ``child_impurity``.
+    ``improvement``, ``child_stats``, ``child_weight``, ``child_impurity``,
+    ``split_missing`` (where the node's NaN rows go: 1 left, 0 right, -1 none in the node).
+    ``split_pos`` is the end of the left child's segment once the node is partitioned.
     """
     return (
         np.full(n_batch, -1, dtype=np.int32),
@@ -92,6 +96,7 @@ def new_splits(n_batch, n_stats):
         np.zeros((n_batch, 2, n_stats), dtype=np.float64),
         np.zeros((n_batch, 2), dtype=np.float64),
         np.zeros((n_batch, 2), dtype=np.float64),
+        np.full(n_batch, -1, dtype=np.int8),
     )
 
 
@@ -132,8 +137,8 @@ def best_feature(proxies):
 
 @inline_kernel
 def accept_split(
-    k, f, pos, split_threshold_k, weight_left, weight_right, criterion, impurity, weight,
-    weight_root, min_impurity_decrease, splits,
+    k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
+    weight, weight_root, min_impurity_decrease, splits,
 ):  # fmt: skip
     """Record batch node ``k``'s best split unless its impurity decrease is too small.
 
@@ -142,7 +147,7 @@ def accept_split(
     decrease are computed here, and the node stays a leaf (``split_feature[k] == -1``) if
     ``improvement + EPSILON < min_impurity_decrease``.
     """
-    split_feature, split_pos, split_threshold, improvement, child_stats, child_weight, _ = splits
+    split_feature, split_pos, split_threshold, improvement, child_stats, child_weight = splits[:6]
     child_impurity = splits[6]
     impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
     impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
@@ -159,6 +164,7 @@ def accept_split(
     split_pos[k] = pos
     split_threshold[k] = split_threshold_k
     improvement[k] = gain
+    splits[7][k] = missing
 
 
 @kernel
@@ -199,7 +205,7 @@ def evaluate_batch(
     """
     n_features = sorted_idx.shape[0]
     splits = new_splits(nodes.shape[0], node_stats.shape[1])
-    split_feature, split_pos, split_threshold, improvement, child_stats, _, _ = splits
+    split_feature, split_pos, split_threshold, improvement, child_stats, _, _ = splits[:7]
     searched, search_nodes = nodes_to_search(
         nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
         min_samples_split, min_samples_leaf, min_weight_leaf,
@@ -217,6 +223,7 @@ def evaluate_batch(
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
     out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    out_missing = np.full((n_searched, n_features), -1, dtype=np.int8)
     for s in range(n_searched):
         node = search_nodes[s]
         start = node_start[node]
@@ -226,13 +233,17 @@ def evaluate_batch(
         draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
         if random_split:
             # One threshold per searched non-constant feature, drawn in feature order,
-            # serially here so the parallel sweep below stays reproducible.
+            # serially here so the parallel sweep below stays reproducible; then, if the
+            # node has NaN in the feature, their side by a coin (scikit-learn's order).
             for f in range(n_features):
                 if candidate[s, f] and not constant[f]:
+                    n_missing = count_missing(sorted_val[f], start, end)
                     low = np.float64(sorted_val[f, start])
-                    high = np.float64(sorted_val[f, end - 1])
+                    high = np.float64(sorted_val[f, end - n_missing - 1])
                     t = rand_uniform(rng_state, low, high)
                     out_threshold[s, f] = low if t == high else t
+                    if n_missing > 0:
+                        out_missing[s, f] = rand_below(rng_state, 2)
                 else:
                     candidate[s, f] = 0
     if parallel and work * n_features >= PARALLEL_MIN_WORK:
@@ -240,12 +251,14 @@ def evaluate_batch(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
+            out_missing,
         )  # fmt: skip
     else:
         best_splits_serial(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
+            out_missing,
         )  # fmt: skip
 
     for s in range(n_searched):
@@ -257,31 +270,35 @@ def evaluate_batch(
         start = node_start[node]
         end = node_end[node]
         pos = out_pos[s, best_f]
+        missing = out_missing[s, best_f]
         idx = sorted_idx[best_f]
-        weight_left = segment_stats(
-            idx, start, pos, code, contrib, sample_weight, y, is_regression, child_stats[k, 0]
-        )
-        weight_right = segment_stats(
-            idx, pos, end, code, contrib, sample_weight, y, is_regression, child_stats[k, 1]
-        )
+        # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
+        n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
+        end_right = end - n_missing_left
+        weight_left = segment_stats(idx, start, pos, end_right, end, code, contrib,
+                                    sample_weight, y, is_regression, child_stats[k, 0])  # fmt: skip
+        weight_right = segment_stats(idx, pos, end_right, end_right, end_right, code, contrib,
+                                     sample_weight, y, is_regression,
+                                     child_stats[k, 1])  # fmt: skip
         accept_split(
-            k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
-            node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
-            splits,
+            k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
+            weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
+            min_impurity_decrease, splits,
         )  # fmt: skip
     return splits
 
 
 @inline_kernel
 def append_children(
-    k, node, first_child, split_feature, split_pos, split_threshold, child_stats, child_weight,
-    child_impurity, feature, threshold, left, right, missing_left, node_start, node_end,
-    node_depth, node_stats, node_weight, node_impurity_,
+    k, node, first_child, split_feature, split_pos, split_threshold, split_missing,
+    child_stats, child_weight, child_impurity, feature, threshold, left, right, missing_left,
+    node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
 ):  # fmt: skip
     """Make batch node ``k`` (id ``node``) a split with children ``first_child`` and the next.
 
-    ``missing_left`` follows scikit-learn for features without missing values: NaN goes to
-    the child with more training samples.
+    ``missing_left`` is the side learned for the node's NaN rows; when the node had none in
+    the split feature, scikit-learn's rule: NaN goes to the child with strictly more
+    training samples, else right.
     """
     start = node_start[node]
     end = node_end[node]
@@ -290,7 +307,10 @@ def append_children(
     threshold[node] = split_threshold[k]
     left[node] = first_child
     right[node] = first_child + 1
-    missing_left[node] = 1 if pos - start > end - pos else 0
+    if split_missing[k] >= 0:
+        missing_left[node] = split_missing[k]
+    else:
+        missing_left[node] = 1 if pos - start > end - pos else 0
     for side in range(2):
         child = first_child + side
         node_start[child] = start if side == 0 else pos
@@ -303,8 +323,8 @@ def append_children(
 
 @kernel
 def apply_splits(
-    nodes, split_feature, split_pos, split_threshold, child_stats, child_weight, child_impurity,
-    node_count, feature, threshold, left, right, missing_left, node_start, node_end,
+    nodes, split_feature, split_pos, split_threshold, split_missing, child_stats, child_weight,
+    child_impurity, node_count, feature, threshold, left, right, missing_left, node_start, node_end,
     node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val, sorted_code,
     goes_left, parallel, n_chunks,
 ):  # fmt: skip
@@ -338,18 +358,22 @@ def apply_splits(
         pos = split_pos[k]
         idx = sorted_idx[f]
         append_children(
-            k, node, node_count, split_feature, split_pos, split_threshold, child_stats,
-            child_weight, child_impurity, feature, threshold, left, right, missing_left,
-            node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+            k, node, node_count, split_feature, split_pos, split_threshold, split_missing,
+            child_stats, child_weight, child_impurity, feature, threshold, left, right,
+            missing_left, node_start, node_end, node_depth, node_stats, node_weight,
+            node_impurity_,
         )  # fmt: skip
         node_count += 2
-        # The split feature is sorted, so its first pos - start samples are the left child.
-        for p in range(start, pos):
-            goes_left[idx[p]] = 1
-        for p in range(pos, end):
-            goes_left[idx[p]] = 0
+        # The split feature is sorted with NaN last, so its first pos - start samples are
+        # the left child, unless NaN goes left: then the NaN tail joins them, and the
+        # split feature's own segment is partitioned like the others' (left | NaN | right
+        # becomes left, NaN | right, each child with its NaN last).
+        n_missing_left = count_missing(sorted_val[f], start, end) if split_missing[k] == 1 else 0
+        end_right = end - n_missing_left
+        for p in range(start, end):
+            goes_left[idx[p]] = p < pos - n_missing_left or p >= end_right
         split_nodes[n_split] = node
-        split_features[n_split] = f
+        split_features[n_split] = f if n_missing_left == 0 else -1
         n_split += 1
         max_segment = max(max_segment, end - start)
         work += end - start
@@ -453,12 +477,12 @@ def build(
         (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         split_feature, split_pos, split_threshold, _, child_stats, child_weight, child_impurity = (
-            splits
+            splits[:7]
         )
         first_child = node_count
         node_count = apply_splits(
-            batch, split_feature, split_pos, split_threshold, child_stats, child_weight,
-            child_impurity, node_count, feature, threshold, left, right, missing_left,
+            batch, split_feature, split_pos, split_threshold, splits[7], child_stats,
+            child_weight, child_impurity, node_count, feature, threshold, left, right, missing_left,
             node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks,
         )  # fmt: skip
@@ -498,8 +522,9 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
     n_samples = root_idx.shape[0]
     node_end[0] = n_samples
     node_weight[0] = segment_stats(
-        root_idx, np.int64(0), n_samples, code, contrib, sample_weight, y, is_regression, node_stats[0]
-    )
+        root_idx, np.int64(0), n_samples, np.int64(0), np.int64(0), code, contrib,
+        sample_weight, y, is_regression, node_stats[0],
+    )  # fmt: skip
     node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
     return node_weight[0]
 
@@ -528,6 +553,7 @@ def copy_split(src, k, dst, j):
     dst[4][j] = src[4][k]
     dst[5][j] = src[5][k]
     dst[6][j] = src[6][k]
+    dst[7][j] = src[7][k]
 
 
 @inline_kernel
@@ -674,32 +700,34 @@ def evaluate_batch_hist(
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
     out_cut = np.empty((n_searched, n_features), dtype=np.int64)
     out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    out_missing = np.empty((n_searched, n_features), dtype=np.int8)
     if parallel and work >= PARALLEL_MIN_WORK:
         sweep_parallel(
             search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
             rows, codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight,
             n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-            out_threshold, min(4 * n_chunks, n_searched),
+            out_threshold, out_missing, min(4 * n_chunks, n_searched),
         )  # fmt: skip
     else:
         sweep_serial(
             search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
             rows, codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight,
             n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-            out_threshold,
+            out_threshold, out_missing,
         )  # fmt: skip
 
     n_chunks_split = min(n_chunks, n_searched)
     if parallel and n_chunks_split > 1 and work >= PARALLEL_MIN_WORK:
         split_nodes_parallel(
-            searched, search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end,
-            node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight,
-            y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
-            max_segment, n_chunks_split,
+            searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
+            node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
+            sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease,
+            splits, max_segment, n_chunks_split,
         )  # fmt: skip
     else:
         split_nodes(
             np.int64(0), n_searched, searched, search_nodes, out_proxy, out_cut, out_threshold,
+            out_missing,
             node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
             contrib, sample_weight, y, is_regression, criterion, weight_root,
             min_impurity_decrease, splits, max_segment,
@@ -709,7 +737,7 @@ def evaluate_batch_hist(
 
 @kernel
 def split_nodes(
-    first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, node_start,
+    first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
     node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
     sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
     max_segment,
@@ -731,22 +759,25 @@ def split_nodes(
         best_f = best_feature(out_proxy[s])
         if best_f < 0:
             continue
+        missing = out_missing[s, best_f]
+        # NaN sent left: the feature's NaN bin, its last, joins the left side.
+        nan_code = bin_offset[best_f + 1] - bin_offset[best_f] - 1 if missing == 1 else -1
         pos, weight_left, weight_right = partition_rows(
             rows, node_start[node], node_end[node], codes, best_f,
-            out_cut[s, best_f] - bin_offset[best_f], code, contrib, sample_weight, y,
+            out_cut[s, best_f] - bin_offset[best_f], nan_code, code, contrib, sample_weight, y,
             is_regression, scratch_rows, scratch_codes, scratch_code, child_stats[k, 0],
             child_stats[k, 1],
         )  # fmt: skip
         accept_split(
-            k, best_f, pos, out_threshold[s, best_f], weight_left, weight_right, criterion,
-            node_impurity_[node], node_weight[node], weight_root, min_impurity_decrease,
-            splits,
+            k, best_f, pos, out_threshold[s, best_f], missing, weight_left, weight_right,
+            criterion, node_impurity_[node], node_weight[node], weight_root,
+            min_impurity_decrease, splits,
         )  # fmt: skip
 
 
 @parallel_kernel
 def split_nodes_parallel(
-    searched, search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end,
+    searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
     node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
     is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
     n_chunks,
@@ -759,8 +790,8 @@ def split_nodes_parallel(
     for t in prange(n_chunks):
         split_nodes(
             t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, searched,
-            search_nodes, out_proxy, out_cut, out_threshold, node_start, node_end, node_weight,
-            node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
+            search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
+            node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
             is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
         )  # fmt: skip
 
@@ -984,8 +1015,8 @@ def build_hist(
         for k in range(batch.shape[0]):
             if splits[0][k] >= 0:
                 append_children(
-                    k, batch[k], node_count, splits[0], splits[1], splits[2], splits[4],
-                    splits[5], splits[6], feature, threshold, left, right, missing_left,
+                    k, batch[k], node_count, splits[0], splits[1], splits[2], splits[7],
+                    splits[4], splits[5], splits[6], feature, threshold, left, right, missing_left,
                     node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
                 )  # fmt: skip
                 node_count += 2

@@ -26,8 +26,8 @@ from ._jit import (
 from ._tree import Tree
 from ._sklearn_link import register_with_sklearn_tree
 
-# NaN in X is rejected at predict time until missing values are supported in fit.
-ALLOW_NAN = False
+# NaN in X is a missing value in fit and predict (infinity stays an error in both).
+ALLOW_NAN = True
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
 _FAST_PATH_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -73,8 +73,10 @@ class BaseDecisionTree(BaseEstimator):
             order="C",
             ensure_min_samples=2,
             y_numeric=not is_classifier,
+            ensure_all_finite="allow-nan",
         )
         n_samples, n_features = X.shape
+        self.features_with_missing_ = np.isnan(X).any(axis=0)
         if is_classifier:
             check_classification_targets(y)
             self.classes_, y_encoded = np.unique(y, return_inverse=True)
@@ -422,7 +424,7 @@ class BaseDecisionTree(BaseEstimator):
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = ALLOW_NAN
         return tags
 
     def _html_repr(self) -> str:
@@ -535,9 +537,20 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         The fitted tree as flat arrays (see :class:`dtjit.Tree`), pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
+    features_with_missing_ : ndarray of bool, shape (n_features_in_,)
+        Features that had NaN in the training data: splits on them learned where NaN goes
+        (exports show it as "or missing").
 
     Notes
     -----
+    Missing values: NaN in X is handled as in scikit-learn 1.9, by every splitter and
+    criterion. At each candidate threshold the node's NaN rows are tried on the right, then
+    on the left, and the split "every value | NaN" (stored with threshold ``+inf``) is tried
+    too; the better side is stored in ``tree_.missing_go_to_left``. At a split whose feature
+    had no NaN among the node's training rows, NaN goes to the child with more training
+    rows. ``splitter="random"`` draws the side of the NaN rows at random;
+    ``splitter="hist"`` gives NaN a bin of its own.
+
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
     installing takes about 20-25 s on a 2-core machine; later calls, and later Python
@@ -601,7 +614,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training input; converted to float32 like scikit-learn does.
+            Training input; converted to float32 like scikit-learn does. NaN is a missing
+            value (see the class Notes); infinite values raise ``ValueError``.
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -727,9 +741,20 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         The fitted tree as flat arrays, pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
+    features_with_missing_ : ndarray of bool, shape (n_features_in_,)
+        Features that had NaN in the training data: splits on them learned where NaN goes
+        (exports show it as "or missing").
 
     Notes
     -----
+    Missing values: NaN in X is handled as in scikit-learn 1.9, by every splitter and
+    criterion. At each candidate threshold the node's NaN rows are tried on the right, then
+    on the left, and the split "every value | NaN" (stored with threshold ``+inf``) is tried
+    too; the better side is stored in ``tree_.missing_go_to_left``. At a split whose feature
+    had no NaN among the node's training rows, NaN goes to the child with more training
+    rows. ``splitter="random"`` draws the side of the NaN rows at random;
+    ``splitter="hist"`` gives NaN a bin of its own.
+
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
     installing takes about 20-25 s on a 2-core machine; later calls, and later Python
@@ -788,7 +813,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training input; converted to float32 like scikit-learn does.
+            Training input; converted to float32 like scikit-learn does. NaN is a missing
+            value (see the class Notes); infinite values raise ``ValueError``.
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -27,6 +27,7 @@ from numba import prange
 
 from ._criterion import split_proxy
 from ._jit import SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from ._splitter import values_versus_missing_proxy
 
 NO_SPLIT = -np.inf
 
@@ -88,27 +89,32 @@ def clear_rows(start, end, codes, bin_offset, hist):
             hist[bin_offset[f] + codes[p, f]] = 0.0
 
 
-@kernel
-def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, total, weight,
-                   n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
-                   left):  # fmt: skip
-    """Best cut of one feature for one node: a sweep over its bins in increasing order.
+@inline_kernel
+def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, total, weight,
+               n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+               missing_bin, left):  # fmt: skip
+    """Best cut of one feature for one node: a sweep over its value bins in increasing order.
 
     Parameters
     ----------
     hist : ndarray of float64, shape (n_total_bins, histogram_width)
         The node's histogram.
     first_bin, n_bins : int
-        The feature's bins are ``first_bin .. first_bin + n_bins - 1``.
+        The feature's value bins are ``first_bin .. first_bin + n_bins - 1`` (its NaN bin,
+        if any, is not among them).
     listed, n_listed : ndarray of int64, int
         If ``n_listed >= 0``, sweep only bins ``first_bin + listed[:n_listed]`` (increasing;
-        they must include every non-empty bin), else all of the feature's bins.
+        they must include every non-empty bin; codes ``>= n_bins`` are ignored), else all
+        of the feature's value bins.
     bin_min, bin_max : ndarray of float64
         Smallest and largest training value of each bin.
     total : ndarray of float64
         The node's statistics; ``weight`` and ``n_rows`` its weight and row count.
     n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf
         As in the exact sweep.
+    missing_bin : int
+        The NaN bin, whose rows start on the left side, or ``-1``: the NaN rows (if any)
+        are on the right side, which is ``total`` minus the left side.
     left : ndarray of float64
         Scratch of ``n_sweep`` entries.
 
@@ -117,7 +123,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     proxy : float
         Score of the best cut, ``-inf`` if none.
     cut : int
-        Last bin of the left side.
+        Last value bin of the left side.
     threshold : float
         ``bin_max[left bin] / 2 + bin_min[right bin] / 2`` over the nearest non-empty bins:
         the exact splitter's midpoint when each bin holds one distinct value.
@@ -134,15 +140,19 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     threshold = 0.0
     skip_same_class = criterion != SQUARED_ERROR
     for c in range(n_sweep):
-        left[c] = 0.0
-    weight_left = 0.0
-    n_left = 0.0
+        left[c] = hist[missing_bin, c] if missing_bin >= 0 else 0.0
+    weight_left, n_left = 0.0, 0.0
+    if missing_bin >= 0:
+        weight_left, n_left = bin_totals(hist, missing_bin, n_sweep, unit_weight)
     prev_pure = False
     prev_code = -1
     prev_left_feasible = False
     prev_bin = -1
     for j in range(n_listed if n_listed >= 0 else n_bins):
-        b = first_bin + (listed[j] if n_listed >= 0 else j)
+        code = listed[j] if n_listed >= 0 else j
+        if code >= n_bins:
+            break  # the NaN bin, listed last
+        b = first_bin + code
         weight_bin, n_bin = bin_totals(hist, b, n_sweep, unit_weight)
         if n_bin == 0.0:
             continue
@@ -187,10 +197,66 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     return best_proxy, best_cut, threshold
 
 
+@kernel
+def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, total, weight,
+                   n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+                   left):  # fmt: skip
+    """Best cut of one feature for one node, NaN rows included (scikit-learn 1.9's rules).
+
+    Parameters are those of :func:`sweep_bins`, except that ``n_bins`` counts the feature's
+    NaN bin, its last, when it has one (``bin_min`` of that bin is NaN).
+
+    Returns
+    -------
+    proxy, cut, threshold
+        As :func:`sweep_bins`; ``threshold`` is ``+inf`` for the cut "every value | NaN".
+    missing : int
+        Where the node's NaN rows go: ``1`` left, ``0`` right, ``-1`` when it has none.
+
+    Notes
+    -----
+    The exact splitter's order (``_splitter.best_split_with_missing``): a sweep with the
+    NaN bin on the right, the cut "all values | NaN", a sweep with the NaN bin on the left;
+    a later candidate wins only if strictly better. A feature or node without NaN is one
+    sweep. Cost O(n_bins * n_sweep).
+    """
+    nan_bin = first_bin + n_bins - 1
+    if not np.isnan(bin_min[nan_bin]):
+        proxy, cut, threshold = sweep_bins(
+            hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, total, weight, n_rows,
+            n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, -1, left,
+        )  # fmt: skip
+        return proxy, cut, threshold, -1
+    n_values = n_bins - 1
+    weight_missing, n_missing = bin_totals(hist, nan_bin, n_sweep, unit_weight)
+    proxy, cut, threshold = sweep_bins(
+        hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, total, weight, n_rows,
+        n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, -1, left,
+    )  # fmt: skip
+    if n_missing == 0.0:
+        return proxy, cut, threshold, -1
+    if n_missing == n_rows:
+        return NO_SPLIT, -1, 0.0, -1  # all NaN in this node: nothing to split
+    proxy_inf = values_versus_missing_proxy(
+        n_rows - n_missing, n_missing, weight, weight_missing, total, hist[nan_bin], n_sweep,
+        criterion, min_samples_leaf, min_weight_leaf, left,
+    )  # fmt: skip
+    if proxy_inf > proxy:
+        proxy, cut, threshold = proxy_inf, first_bin + n_values - 1, np.inf
+    proxy_left, cut_left, threshold_left = sweep_bins(
+        hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, total, weight, n_rows,
+        n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, nan_bin, left,
+    )  # fmt: skip
+    if proxy_left > proxy:
+        return proxy_left, cut_left, threshold_left, 1
+    return proxy, cut, threshold, 0
+
+
 @inline_kernel
 def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_max, total,
                weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
-               min_weight_leaf, left, out_proxy, out_cut, out_threshold):  # fmt: skip
+               min_weight_leaf, left, out_proxy, out_cut, out_threshold,
+               out_missing):  # fmt: skip
     """Sweep every candidate feature of batch node ``s``; writes row ``s`` of the outputs.
 
     Feature ``f``'s bins swept are ``listed[f, :n_listed[f]]`` (codes), or all of them when
@@ -198,16 +264,17 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
     """
     for f in range(candidate.shape[1]):
         if candidate[s, f]:
-            proxy, cut, threshold = best_bin_split(
+            proxy, cut, threshold, missing = best_bin_split(
                 hist, bin_offset[f], bin_offset[f + 1] - bin_offset[f], listed[f], n_listed[f],
                 bin_min, bin_max, total, weight, n_rows,
                 n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left,
             )  # fmt: skip
         else:
-            proxy, cut, threshold = NO_SPLIT, -1, 0.0
+            proxy, cut, threshold, missing = NO_SPLIT, -1, 0.0, -1
         out_proxy[s, f] = proxy
         out_cut[s, f] = cut
         out_threshold[s, f] = threshold
+        out_missing[s, f] = missing
 
 
 @kernel
@@ -215,7 +282,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
                       node_weight, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
                       sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
                       min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold):  # fmt: skip
+                      out_threshold, out_missing):  # fmt: skip
     """Sweep the batch nodes ``first .. stop - 1`` that have no stored histogram.
 
     Each is built in one scratch histogram, swept over the bins it occupies only (a small
@@ -240,7 +307,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
         sweep_node(s, scratch, listed, n_listed, candidate, bin_offset, bin_min, bin_max,
                    node_stats[node], node_weight[node], end - start, n_sweep, unit_weight,
                    criterion, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut,
-                   out_threshold)  # fmt: skip
+                   out_threshold, out_missing)  # fmt: skip
         clear_rows(start, end, codes, bin_offset, scratch)
 
 
@@ -292,7 +359,7 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
                       node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
                       unit_weight, criterion,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold):  # fmt: skip
+                      out_threshold, out_missing):  # fmt: skip
     """Sweep batch node ``s`` from its stored histogram (all bins of each feature)."""
     node = searched_nodes[s]
     left = np.empty(n_sweep, dtype=np.float64)
@@ -302,26 +369,28 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
     sweep_node(s, hist_pool[node_slot[node]], no_list, all_bins, candidate, bin_offset, bin_min,
                bin_max, node_stats[node], node_weight[node], node_end[node] - node_start[node],
                n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left, out_proxy,
-               out_cut, out_threshold)  # fmt: skip
+               out_cut, out_threshold, out_missing)  # fmt: skip
 
 
 @kernel
 def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
                  hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
                  sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-                 min_weight_leaf, candidate, out_proxy, out_cut, out_threshold):  # fmt: skip
+                 min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
+                 out_missing):  # fmt: skip
     """Best cut of every (searched node, candidate feature) pair, on one thread."""
     for s in range(searched_nodes.shape[0]):
         if node_slot[searched_nodes[s]] >= 0:
             sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
                               unit_weight, criterion, min_samples_leaf, min_weight_leaf,
-                              candidate, out_proxy, out_cut, out_threshold)  # fmt: skip
+                              candidate, out_proxy, out_cut, out_threshold,
+                              out_missing)  # fmt: skip
     sweep_small_nodes(np.int64(0), searched_nodes.shape[0], searched_nodes, node_slot, node_start,
                       node_end, node_stats, node_weight, rows, codes, bin_offset, bin_min,
                       bin_max, code, contrib, sample_weight, unit_weight, n_sweep, criterion,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold)  # fmt: skip
+                      out_threshold, out_missing)  # fmt: skip
 
 
 @parallel_kernel
@@ -329,7 +398,7 @@ def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, 
                    hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
                    sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
                    min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                   n_chunks):  # fmt: skip
+                   out_missing, n_chunks):  # fmt: skip
     """Compute what :func:`sweep_serial` does on threads.
 
     Notes
@@ -344,14 +413,15 @@ def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, 
             sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, n_sweep,
                               unit_weight, criterion, min_samples_leaf, min_weight_leaf,
-                              candidate, out_proxy, out_cut, out_threshold)  # fmt: skip
+                              candidate, out_proxy, out_cut, out_threshold,
+                              out_missing)  # fmt: skip
     for t in prange(n_chunks):
         sweep_small_nodes(t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks,
                           searched_nodes, node_slot, node_start, node_end, node_stats,
                           node_weight, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
                           sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
                           min_weight_leaf, candidate, out_proxy, out_cut,
-                          out_threshold)  # fmt: skip
+                          out_threshold, out_missing)  # fmt: skip
 
 
 @kernel
@@ -409,10 +479,13 @@ def subtract_histograms(derive_dst, derive_parent, derive_src, hist_pool):
 
 
 @kernel
-def partition_rows(rows, start, end, codes, f, cut, code, contrib, sample_weight, y,
-                   is_regression, scratch_rows, scratch_codes, scratch_code, out_left,
+def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib, sample_weight,
+                   y, is_regression, scratch_rows, scratch_codes, scratch_code, out_left,
                    out_right):  # fmt: skip
     """Stably partition positions ``start .. end - 1`` by ``codes[p, f] <= cut``; sum both sides.
+
+    Rows whose code is ``missing_code`` (the NaN bin, when NaN goes left; else ``-1``) go
+    left too.
 
     Parameters
     ----------
@@ -452,7 +525,7 @@ def partition_rows(rows, start, end, codes, f, cut, code, contrib, sample_weight
     for p in range(start, end):
         i = rows[p]
         c = code[p]
-        if codes[p, f] <= cut:
+        if codes[p, f] <= cut or codes[p, f] == missing_code:
             # write <= p: the slot was read already, so the move is safe in place.
             rows[write] = i
             code[write] = c

@@ -61,6 +61,7 @@ def save(model: BaseDecisionTree, path: str | os.PathLike) -> None:
         "n_features": tree.n_features,
         "n_classes": [int(c) for c in tree.n_classes],
         "max_features_": int(model.max_features_),
+        "features_with_missing": [int(f) for f in np.flatnonzero(model.features_with_missing_)],
         "feature_names_in": (
             [str(n) for n in model.feature_names_in_]
             if hasattr(model, "feature_names_in_")
@@ -138,6 +139,13 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
     if not isinstance(max_features, int) or not 1 <= max_features <= tree.n_features:
         raise TreeFormatError(f"Invalid max_features_ {max_features!r} in model file.")
     model.max_features_ = max_features
+    with_missing = header.get("features_with_missing", [])  # absent in files before NaN support
+    if not isinstance(with_missing, list) or not all(
+        isinstance(f, int) and 0 <= f < tree.n_features for f in with_missing
+    ):
+        raise TreeFormatError(f"Invalid features_with_missing {with_missing!r} in model file.")
+    model.features_with_missing_ = np.zeros(tree.n_features, dtype=bool)
+    model.features_with_missing_[with_missing] = True
     model.n_features_in_ = tree.n_features
     model.n_outputs_ = tree.n_outputs
     model.tree_ = tree

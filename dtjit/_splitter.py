@@ -39,7 +39,9 @@ NO_SPLIT = -np.inf
 
 
 @kernel
-def segment_stats(idx, start, end, code, contrib, sample_weight, y, is_regression, out):
+def segment_stats(
+    idx, start, end, extra_start, extra_end, code, contrib, sample_weight, y, is_regression, out
+):
     """Accumulate the statistics of the samples ``idx[start:end]`` into ``out``.
 
     Parameters
@@ -48,6 +50,9 @@ def segment_stats(idx, start, end, code, contrib, sample_weight, y, is_regressio
         One feature's sorted sample ids.
     start, end : int
         The segment.
+    extra_start, extra_end : int
+        A second range added after the first (empty if equal): the NaN rows at the end of
+        a node's segment when a split sends them left.
     code, contrib, sample_weight : ndarray
         Per-sample sweep code, contribution and weight.
     y : ndarray of float64
@@ -72,8 +77,9 @@ def segment_stats(idx, start, end, code, contrib, sample_weight, y, is_regressio
     weight = 0.0
     y_min = np.inf
     y_max = -np.inf
-    for p in range(start, end):
-        i = idx[p]
+    n_first = end - start
+    for r in range(n_first + extra_end - extra_start):
+        i = idx[start + r] if r < n_first else idx[extra_start + r - n_first]
         out[code[i]] += contrib[i]
         if is_regression:
             out[1] += contrib[i] * y[i]
@@ -101,6 +107,10 @@ def best_split_in_segment(
     criterion,
     min_samples_leaf,
     min_weight_leaf,
+    n_missing,
+    missing_go_left,
+    missing_stats,
+    missing_weight,
     left,
 ):
     """Best threshold of one feature for one node: a single sweep over its sorted segment.
@@ -128,6 +138,16 @@ def best_split_in_segment(
         Fewest samples a child may have.
     min_weight_leaf : float
         Least weight a child may have.
+    n_missing : int
+        Rows of the node with NaN in this feature; they are not in ``[start, end)`` (the
+        segment holds the node's non-missing values) but count on one side of every cut.
+    missing_go_left : bool
+        The side of the NaN rows: left if True (``missing_stats`` and ``missing_weight``,
+        their statistics and weight, then start the left side), else right.
+    missing_stats : ndarray of float64
+        Read only when ``missing_go_left`` and ``n_missing > 0``.
+    missing_weight : float
+        Weight of the NaN rows (0 when there are none).
     left : ndarray of float64
         Scratch of at least ``n_sweep`` entries for the left statistics.
 
@@ -136,7 +156,7 @@ def best_split_in_segment(
     proxy : float
         Score of the best candidate, ``-inf`` when there is none.
     pos : int
-        First position of the right child (``end`` when there is no candidate).
+        First non-missing position of the right child (``end`` when there is no candidate).
     threshold : float
         ``v[pos-1] / 2 + v[pos] / 2``: halves are added so the sum cannot overflow.
 
@@ -161,9 +181,14 @@ def best_split_in_segment(
     if val[end - 1] <= val[start] + FEATURE_THRESHOLD:
         return best_proxy, best_pos, threshold
     skip_same_class = criterion != SQUARED_ERROR
+    # The NaN rows shift the row counts of one side: fold that into the limits once, so
+    # the loop below is the same with and without missing values.
+    min_left = min_samples_leaf - (n_missing if missing_go_left else 0)
+    min_right = min_samples_leaf - (0 if missing_go_left else n_missing)
+    with_missing_left = missing_go_left and n_missing > 0
     for c in range(n_sweep):
-        left[c] = 0.0
-    weight_left = 0.0
+        left[c] = missing_stats[c] if with_missing_left else 0.0
+    weight_left = missing_weight if with_missing_left else 0.0
     prev_pure = False
     prev_code = -1
     prev_left_feasible = False
@@ -182,14 +207,12 @@ def best_split_in_segment(
             q += 1
         # Candidate: left = [start, p), right = [p, end).
         if p > start:
-            if end - p < min_samples_leaf or weight - weight_left < min_weight_leaf:
+            if end - p < min_right or weight - weight_left < min_weight_leaf:
                 break  # the right side only shrinks from here on
-            left_feasible = p - start >= min_samples_leaf and weight_left >= min_weight_leaf
+            left_feasible = p - start >= min_left and weight_left >= min_weight_leaf
             if left_feasible:
                 last_feasible = (
-                    q >= end
-                    or end - q < min_samples_leaf
-                    or weight - next_weight_left < min_weight_leaf
+                    q >= end or end - q < min_right or weight - next_weight_left < min_weight_leaf
                 )
                 if (
                     not (skip_same_class and pure and prev_pure and group_code == prev_code)
@@ -241,14 +264,135 @@ def best_split_in_segment(
 
 
 @inline_kernel
+def count_missing(val, start, end):
+    """Count the NaN values of the sorted segment ``val[start:end]``.
+
+    Notes
+    -----
+    NaN sorts last (:func:`sortable_key`) and the stable partition keeps it last in every
+    child, so the NaN values of a segment are its tail. A feature without NaN in the node
+    costs one comparison. Cost O(1 + n_missing).
+    """
+    end_non_missing = end
+    while end_non_missing > start and np.isnan(val[end_non_missing - 1]):
+        end_non_missing -= 1
+    return end - end_non_missing
+
+
+@inline_kernel
+def tail_stats(idx, codes, start, end, contrib, sample_weight, unit_weight, n_sweep, out):
+    """Sweep statistics and weight of positions ``start .. end - 1`` (the NaN tail)."""
+    for c in range(n_sweep):
+        out[c] = 0.0
+    weight = 0.0
+    for p in range(start, end):
+        out[codes[p]] += 1.0 if unit_weight else contrib[idx[p]]
+        weight += 1.0 if unit_weight else sample_weight[idx[p]]
+    return weight
+
+
+@inline_kernel
+def values_versus_missing_proxy(
+    n_values, n_missing, weight, missing_weight, total, missing_stats, n_sweep, criterion,
+    min_samples_leaf, min_weight_leaf, left,
+):  # fmt: skip
+    """Proxy of the split "every value left, NaN right" (threshold ``+inf``), or ``-inf``.
+
+    ``n_values`` / ``n_missing`` rows and ``weight - missing_weight`` / ``missing_weight``
+    on the two sides; ``missing_stats`` holds the NaN rows' sweep statistics (its first
+    ``n_sweep`` entries are read) and ``left`` is scratch. Shared by the exact and the
+    histogram splitters, so both score this cut with the same operations.
+    """
+    weight_values = weight - missing_weight
+    if (
+        n_values < min_samples_leaf
+        or n_missing < min_samples_leaf
+        or weight_values < min_weight_leaf
+        or missing_weight < min_weight_leaf
+    ):
+        return NO_SPLIT
+    for c in range(n_sweep):
+        left[c] = total[c] - missing_stats[c]
+    return split_proxy(criterion, left, total, n_sweep, weight_values, missing_weight)
+
+
+@inline_kernel
+def best_split_with_missing(
+    idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
+    criterion, min_samples_leaf, min_weight_leaf, left, missing_stats,
+):  # fmt: skip
+    """Best split of one feature for one node, NaN rows included (scikit-learn 1.9's rules).
+
+    Parameters are those of :func:`best_split_in_segment` for the whole segment
+    ``[start, end)``, whose NaN values form its tail; ``missing_stats`` is scratch like
+    ``left``.
+
+    Returns
+    -------
+    proxy, pos, threshold
+        As :func:`best_split_in_segment`; ``pos`` is the first non-missing position of the
+        right child, ``threshold`` is ``+inf`` for the split "every value | NaN".
+    missing : int
+        Where the NaN rows go: ``1`` left, ``0`` right, ``-1`` when the node has none (the
+        builder then sends NaN to the larger child).
+
+    Notes
+    -----
+    Without NaN in the node this is one sweep, as before missing values were supported.
+    With NaN (scikit-learn's ``node_split_best``): a sweep with the NaN rows on the right,
+    then the cut "all values left, NaN right" (threshold ``+inf``: ``NaN <= inf`` is false),
+    then a sweep with the NaN rows on the left. A later candidate replaces the best only if
+    strictly better, so ties go to NaN right, and within a sweep to the lowest threshold.
+    The cut "NaN left, all values right" is not scored: it is the ``+inf`` cut mirrored.
+    A feature whose non-missing values are all equal can still split them from the NaN
+    rows; a feature that is all NaN in the node cannot split.
+    """
+    n_missing = count_missing(val, start, end)
+    if n_missing == 0:
+        proxy, pos, threshold = best_split_in_segment(
+            idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, 0, False, left, 0.0, left,
+        )  # fmt: skip
+        return proxy, pos, threshold, -1
+    end_non_missing = end - n_missing
+    if end_non_missing == start:
+        return NO_SPLIT, end, 0.0, -1
+    missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib, sample_weight,
+                                unit_weight, n_sweep, missing_stats)  # fmt: skip
+    proxy, pos, threshold = best_split_in_segment(
+        idx, val, codes, start, end_non_missing, contrib, sample_weight, unit_weight, total,
+        weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, n_missing, False,
+        missing_stats, missing_weight, left,
+    )  # fmt: skip
+    missing = 0
+    proxy_inf = values_versus_missing_proxy(
+        end_non_missing - start, n_missing, weight, missing_weight, total, missing_stats,
+        n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
+    )  # fmt: skip
+    if proxy_inf > proxy:
+        proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
+    proxy_left, pos_left, threshold_left = best_split_in_segment(
+        idx, val, codes, start, end_non_missing, contrib, sample_weight, unit_weight, total,
+        weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, n_missing, True,
+        missing_stats, missing_weight, left,
+    )  # fmt: skip
+    if proxy_left > proxy:
+        return proxy_left, pos_left, threshold_left, 1
+    return proxy, pos, threshold, missing
+
+
+@inline_kernel
 def random_split_in_segment(
     idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
-    criterion, min_samples_leaf, min_weight_leaf, threshold, left,
+    criterion, min_samples_leaf, min_weight_leaf, threshold, missing_go_left, left,
+    missing_stats,
 ):  # fmt: skip
     """Score the drawn ``threshold`` of one feature for one node (``splitter="random"``).
 
-    Parameters are those of :func:`best_split_in_segment`, plus ``threshold`` (float64), drawn
-    uniformly between the node's smallest and largest value of the feature.
+    Parameters are those of :func:`best_split_with_missing`, plus ``threshold`` (float64),
+    drawn uniformly between the node's smallest and largest non-missing value of the
+    feature, and ``missing_go_left``, the side drawn for the node's NaN rows (read only if
+    it has some). As in scikit-learn, the cut "all values | NaN" is not scored separately.
 
     Returns
     -------
@@ -256,17 +400,23 @@ def random_split_in_segment(
         Score of the split, ``-inf`` if a child would break ``min_samples_leaf`` or
         ``min_weight_leaf`` (scikit-learn then drops the feature; it draws no second threshold).
     pos : int
-        First position of the right child: samples with ``value <= threshold`` go left.
+        First non-missing position of the right child: values ``<= threshold`` go left.
     threshold : float
         The drawn threshold.
+    missing : int
+        ``missing_go_left`` if the node has NaN rows in this feature, else ``-1``.
 
     Notes
     -----
     The segment is sorted, so the cut is found by binary search, and the left statistics are
-    summed over ``[start, pos)`` only. Cost: O(log(end - start) + pos - start + n_sweep).
+    summed over ``[start, pos)`` only. Cost: O(log(end - start) + pos - start + n_sweep +
+    n_missing).
     """
+    n_missing = count_missing(val, start, end)
+    end_non_missing = end - n_missing
+    missing = (1 if missing_go_left else 0) if n_missing > 0 else -1
     lo = start
-    hi = end
+    hi = end_non_missing
     while lo < hi:  # first position whose value is above the threshold
         mid = (lo + hi) >> 1
         if np.float64(val[mid]) <= threshold:
@@ -274,19 +424,24 @@ def random_split_in_segment(
         else:
             hi = mid
     pos = lo
-    if pos - start < min_samples_leaf or end - pos < min_samples_leaf:
-        return NO_SPLIT, end, threshold
-    for c in range(n_sweep):
-        left[c] = 0.0
+    n_left = pos - start + (n_missing if missing == 1 else 0)
+    if n_left < min_samples_leaf or end - start - n_left < min_samples_leaf:
+        return NO_SPLIT, end, threshold, missing
     weight_left = 0.0
+    if missing == 1:
+        weight_left = tail_stats(idx, codes, end_non_missing, end, contrib, sample_weight,
+                                 unit_weight, n_sweep, left)  # fmt: skip
+    else:
+        for c in range(n_sweep):
+            left[c] = 0.0
     for p in range(start, pos):
         left[codes[p]] += 1.0 if unit_weight else contrib[idx[p]]
         weight_left += 1.0 if unit_weight else sample_weight[idx[p]]
     weight_right = weight - weight_left
     if weight_left < min_weight_leaf or weight_right < min_weight_leaf:
-        return NO_SPLIT, end, threshold
+        return NO_SPLIT, end, threshold, missing
     proxy = split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
-    return proxy, pos, threshold
+    return proxy, pos, threshold, missing
 
 
 @kernel
@@ -312,54 +467,48 @@ def best_splits_of_feature(
     out_proxy,
     out_pos,
     out_threshold,
+    out_missing,
 ):
     """Sweep feature ``f`` for every node of a batch; writes column ``f`` of the outputs only.
 
-    With ``random_split`` the feature is not swept: ``out_threshold[k, f]`` holds the
-    threshold drawn for node ``k`` on entry and only that threshold is scored.
+    ``out_missing[k, f]`` receives where node ``k``'s NaN rows go (see
+    :func:`best_split_with_missing`). With ``random_split`` the feature is not swept:
+    ``out_threshold[k, f]`` and ``out_missing[k, f]`` hold the threshold and NaN side drawn
+    for node ``k`` on entry and only that split is scored.
     """
     left = np.empty(n_sweep, dtype=np.float64)
+    missing_stats = np.empty(n_sweep, dtype=np.float64)
     idx = sorted_idx[f]
     val = sorted_val[f]
     codes = sorted_code[f]
     for k in range(nodes.shape[0]):
         node = nodes[k]
         if candidate[k, f] and random_split:
-            proxy, pos, threshold = random_split_in_segment(
+            proxy, pos, threshold, missing = random_split_in_segment(
                 idx, val, codes, node_start[node], node_end[node], contrib, sample_weight,
                 unit_weight, node_stats[node], node_weight[node], n_sweep, criterion,
-                min_samples_leaf, min_weight_leaf, out_threshold[k, f], left,
+                min_samples_leaf, min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1,
+                left, missing_stats,
             )  # fmt: skip
         elif candidate[k, f]:
-            proxy, pos, threshold = best_split_in_segment(
-                idx,
-                val,
-                codes,
-                node_start[node],
-                node_end[node],
-                contrib,
-                sample_weight,
-                unit_weight,
-                node_stats[node],
-                node_weight[node],
-                n_sweep,
-                criterion,
-                min_samples_leaf,
-                min_weight_leaf,
-                left,
-            )
+            proxy, pos, threshold, missing = best_split_with_missing(
+                idx, val, codes, node_start[node], node_end[node], contrib, sample_weight,
+                unit_weight, node_stats[node], node_weight[node], n_sweep, criterion,
+                min_samples_leaf, min_weight_leaf, left, missing_stats,
+            )  # fmt: skip
         else:
-            proxy, pos, threshold = NO_SPLIT, node_end[node], 0.0
+            proxy, pos, threshold, missing = NO_SPLIT, node_end[node], 0.0, -1
         out_proxy[k, f] = proxy
         out_pos[k, f] = pos
         out_threshold[k, f] = threshold
+        out_missing[k, f] = missing
 
 
 @kernel
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
+    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
 ):  # fmt: skip
     """Best split of every (node, feature) pair of a batch, one feature after the other."""
     for f in range(sorted_idx.shape[0]):
@@ -367,6 +516,7 @@ def best_splits_serial(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
+            out_missing,
         )  # fmt: skip
 
 
@@ -374,7 +524,7 @@ def best_splits_serial(
 def best_splits_parallel(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
+    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
 ):  # fmt: skip
     """Compute what :func:`best_splits_serial` does, features spread over threads.
 
@@ -391,6 +541,7 @@ def best_splits_parallel(
             np.int64(f), nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
+            out_missing,
         )  # fmt: skip
 
 
@@ -486,7 +637,11 @@ def sortable_key(x):
     Positive floats keep their bits with the sign bit set; negative floats have all bits
     flipped. ``-0.0`` is mapped to ``0.0`` first, so equal values get equal keys and the
     stable sort keeps them in sample order, exactly like ``np.argsort(kind="stable")``.
+    Every NaN, whatever its sign bit and payload, gets the largest key: the NaN values of a
+    sorted segment are its tail, which the split search relies on.
     """
+    if x != x:
+        return np.uint32(0xFFFFFFFF)
     if x == 0.0:
         x = np.float32(0.0)
     bits = np.uint32(np.float32(x).view(np.uint32))
@@ -642,10 +797,17 @@ def presorted_constant_features(start, end, sorted_val, out):
 
     Notes
     -----
-    Constant means ``max <= min + FEATURE_THRESHOLD`` (float32), scikit-learn's test.
+    Constant means ``max <= min + FEATURE_THRESHOLD`` (float32), scikit-learn's test, over
+    the non-missing values and only if there is no NaN; a feature that is all NaN in the
+    segment is constant too (scikit-learn 1.9). NaN sorts last, so ``max`` is the last
+    non-NaN value.
     """
     for f in range(sorted_val.shape[0]):
-        out[f] = sorted_val[f, end - 1] <= sorted_val[f, start] + FEATURE_THRESHOLD
+        val = sorted_val[f]
+        if np.isnan(val[end - 1]):
+            out[f] = np.isnan(val[start])  # NaN rows can be split from the others
+        else:
+            out[f] = val[end - 1] <= val[start] + FEATURE_THRESHOLD
 
 
 @kernel

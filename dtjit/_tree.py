@@ -54,7 +54,8 @@ class Tree:
     ``feature``                 int32                          split feature; ``-2`` at leaves
     ``threshold``               float64                        a row goes left iff
                                                                ``x[feature] <= threshold``; ``-2``
-                                                               at leaves
+                                                               at leaves; ``+inf`` splits the
+                                                               values from the NaN rows
     ``left``, ``right``         int32                          child ids; ``-1`` at leaves
     ``value``                   float64 (n, n_outputs,         class fractions (classification)
                                 max_n_classes)                 or mean target (regression)
@@ -62,6 +63,9 @@ class Tree:
     ``n_node_samples``          int64                          training rows reaching the node
     ``weighted_n_node_samples`` float64                        their total sample weight
     ``missing_left``            uint8                          1 if a NaN goes left at this split
+                                                               (learned where the node had NaN
+                                                               in the feature, else the child
+                                                               with more training rows)
     ==========================  =============================  ====================================
 
     The scikit-learn names are available too (``children_left``, ``children_right``,
@@ -277,7 +281,8 @@ def check_tree(tree: Tree) -> None:
     ``right`` and ``threshold`` (``-1`` children, ``-2`` feature and threshold); split
     features in range; the children of the ``k``-th split node are exactly ``2k + 1`` and
     ``2k + 2`` (which implies every index is in range, every node but the root has exactly
-    one parent, no cycles, and breadth-first order); finite thresholds and values; sample
+    one parent, no cycles, and breadth-first order); finite (or ``+inf``) thresholds and
+    finite values; sample
     counts that add up from children to parents.
 
     Parameters
@@ -333,7 +338,13 @@ def check_tree(tree: Tree) -> None:
         f"split feature out of range [0, {tree.n_features})",
         where=split,
     )
-    _first_bad(~np.isfinite(tree.threshold[split]), "split threshold is not finite", where=split)
+    # +inf is scikit-learn's threshold for "every value left, NaN right" (NaN <= inf is false).
+    split_threshold = tree.threshold[split]
+    _first_bad(
+        np.isnan(split_threshold) | (split_threshold == -np.inf),
+        "split threshold must be finite or +inf",
+        where=split,
+    )
     _first_bad(~np.isfinite(tree.value.reshape(n_nodes, -1)).all(axis=1), "value is not finite")
     _first_bad(~np.isfinite(tree.impurity), "impurity is not finite")
     w = tree.weighted_n_node_samples

@@ -51,8 +51,8 @@ class Condition:
     threshold : float
         The split threshold (float64, exact).
     missing : bool
-        True when a missing value (NaN) follows this edge too. Always False while fit
-        rejects NaN (see :attr:`TreeView.routes_missing`).
+        True when a missing value (NaN) follows this edge too and the tree learned that
+        direction (see :attr:`TreeView.routes_missing`).
     """
 
     feature: int
@@ -74,6 +74,10 @@ class Condition:
             Pad ``>`` to two characters, so ``<=`` and ``>`` lines line up (scikit-learn's
             ``export_text`` layout).
         """
+        if self.threshold == np.inf:
+            # scikit-learn's split of the values (x <= inf) from the NaN rows.
+            words = "is missing" if self.missing else "is not missing"
+            return f"{self.name} {words}" if with_name else words
         op = f"{self.op:<2}" if align else self.op
         words = f"{op} {self.threshold:.{decimals}f}"
         if with_name:
@@ -107,10 +111,10 @@ class TreeView:
     classes: list[Any] | None  # the labels as plain Python values (classifiers)
     estimator_name: str
     criterion: str | None
-    # fit rejects NaN today, so missing_go_to_left holds no learned direction yet (only
-    # scikit-learn's default, the larger child). Set this from the model once fit learns
-    # where NaN goes, and every view shows it.
-    routes_missing: bool = False
+    # Features that had NaN in the training data (the estimator's features_with_missing_):
+    # splits on them learned where NaN goes, so their edges say "or missing". Elsewhere
+    # missing_go_to_left is scikit-learn's default (the larger child), which is not shown.
+    routes_missing: frozenset[int] = frozenset()
     depth: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
 
     @property
@@ -267,12 +271,14 @@ def edge_condition(view: TreeView, node: int, *, left: bool) -> Condition:
     tree = view.tree
     f = int(tree.feature[node])
     goes_left_if_missing = bool(tree.missing_go_to_left[node])
+    threshold = float(tree.threshold[node])
+    learned = f in view.routes_missing or threshold == np.inf  # +inf: a values | NaN split
     return Condition(
         feature=f,
         name=view.feature_names[f],
         op="<=" if left else ">",
-        threshold=float(tree.threshold[node]),
-        missing=view.routes_missing and goes_left_if_missing == left,
+        threshold=threshold,
+        missing=learned and goes_left_if_missing == left,
     )
 
 
@@ -362,6 +368,7 @@ def resolve_view(
                 f"class_names has {len(names)} names, the tree has {len(classes)} classes."
             )
     criterion = getattr(estimator, "criterion", None)
+    with_missing = getattr(estimator, "features_with_missing_", None)
     return TreeView(
         tree=tree,
         feature_names=features,
@@ -369,6 +376,9 @@ def resolve_view(
         classes=classes,
         estimator_name=type(estimator).__name__ if estimator is not None else type(tree).__name__,
         criterion=None if criterion is None else str(criterion),
+        routes_missing=frozenset(
+            () if with_missing is None else np.flatnonzero(with_missing).tolist()
+        ),
         depth=_node_depths(tree),
     )
 

@@ -38,9 +38,12 @@ def _impurity(y, w, criterion, n_classes):
     return -(p * np.log2(p)).sum()
 
 
-def split_quality(x, y, w, threshold, criterion, n_classes):
-    """Weighted impurity decrease (within the node) of splitting rows at ``threshold``."""
-    go_left = x <= threshold
+def split_quality(x, y, w, threshold, criterion, n_classes, missing_left=False):
+    """Weighted impurity decrease (within the node) of splitting rows at ``threshold``.
+
+    NaN values go left iff ``missing_left``.
+    """
+    go_left = (x <= threshold) | (np.isnan(x) & bool(missing_left))
     W = w.sum()
     parent = _impurity(y, w, criterion, n_classes)
     out = parent
@@ -103,23 +106,24 @@ def compare_with_sklearn(
         if a_leaf != b_leaf:
             out.mismatches.append(f"node {na}/{nb}: leaf in one tree only")
             continue
-        fa, ta = a.feature[na], a.threshold[na]
-        fb, tb = b.feature[nb], b.threshold[nb]
-        if fa == fb and ta == tb:
+        fa, ta, ma = a.feature[na], a.threshold[na], bool(a.missing_go_to_left[na])
+        fb, tb, mb = b.feature[nb], b.threshold[nb], bool(b.missing_go_to_left[nb])
+        if fa == fb and ta == tb and ma == mb:
             out.same_nodes += 1
-            go_left = X32[rows, fa] <= ta
+            x = X32[rows, fa]
+            go_left = (x <= ta) | (np.isnan(x) & ma)
             stack.append((a.children_left[na], b.children_left[nb], rows[go_left]))
             stack.append((a.children_right[na], b.children_right[nb], rows[~go_left]))
             continue
         args = (y_code[rows], w[rows])
-        qa = split_quality(X32[rows, fa], *args, ta, criterion, n_classes)
-        qb = split_quality(X32[rows, fb], *args, tb, criterion, n_classes)
+        qa = split_quality(X32[rows, fa], *args, ta, criterion, n_classes, ma)
+        qb = split_quality(X32[rows, fb], *args, tb, criterion, n_classes, mb)
         if np.isclose(qa, qb, rtol=1e-7, atol=1e-12):
             out.ties.append((na, nb, qa))
         else:
             out.mismatches.append(
-                f"node {na}/{nb}: dtjit splits x{fa} <= {ta} (quality {qa!r}), "
-                f"scikit-learn x{fb} <= {tb} (quality {qb!r})"
+                f"node {na}/{nb}: dtjit splits x{fa} <= {ta} NaN-left={ma} (quality {qa!r}), "
+                f"scikit-learn x{fb} <= {tb} NaN-left={mb} (quality {qb!r})"
             )
     return out
 

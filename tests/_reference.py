@@ -869,3 +869,67 @@ def reference_collapse(tree, cut):
             out["left"][new] = new_id[int(arrays["left"][old])]
             out["right"][new] = new_id[int(arrays["right"][old])]
     return out
+
+
+# --------------------------------------------------------------------------------------
+# Split search with missing values (one feature, one node)
+# --------------------------------------------------------------------------------------
+
+
+def reference_split_with_missing(x, y, w, criterion, is_classifier, n_classes,
+                                 min_samples_leaf=1, min_weight_leaf=0.0):  # fmt: skip
+    """Best split of one feature of one node whose values may be NaN (scikit-learn 1.9).
+
+    Candidates, in the order in which they are tried (a later one wins only if strictly
+    better): every cut between two distinct non-missing values with the NaN rows on the
+    right; the cut "every value left, NaN right" (threshold ``+inf``); every cut between two
+    distinct values with the NaN rows on the left. A feature that is all NaN cannot split;
+    one whose values are all equal can split them from its NaN rows.
+
+    Parameters
+    ----------
+    x : numpy.ndarray of float32
+        The node's values of the feature.
+    y, w : numpy.ndarray
+        Class codes or targets, and sample weights.
+    criterion, is_classifier, n_classes, min_samples_leaf, min_weight_leaf
+        As in :func:`reference_build`.
+
+    Returns
+    -------
+    tuple or None
+        ``(proxy, threshold, missing, left_rows)`` with ``missing`` 1 (NaN left), 0 (NaN
+        right) or -1 (no NaN in the node), and ``left_rows`` the sorted row indices going
+        left; ``None`` when no candidate is valid.
+    """
+    n = len(x)
+    rows = np.arange(n)
+    total = _stats(rows, y, w, is_classifier, n_classes)
+    missing = np.isnan(x)
+    values = np.unique(x[~missing])  # sorted distinct non-missing values
+    if len(values) == 0:
+        return None
+    candidates = []  # (threshold, nan_left)
+    for nan_left in (False, True):
+        if nan_left and not missing.any():
+            break
+        for a, b in zip(values[:-1], values[1:], strict=True):
+            if b > a + FEATURE_THRESHOLD:  # float32 addition and comparison
+                candidates.append((float(a) / 2.0 + float(b) / 2.0, nan_left))
+        if missing.any() and not nan_left:
+            candidates.append((math.inf, False))
+    best = None
+    for threshold, nan_left in candidates:
+        go_left = np.where(missing, nan_left, x.astype(np.float64) <= threshold)
+        left_rows = rows[go_left]
+        n_left = len(left_rows)
+        if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
+            continue
+        left = _stats(left_rows, y, w, is_classifier, n_classes)
+        if left.weight < min_weight_leaf or total.weight - left.weight < min_weight_leaf:
+            continue
+        proxy = _proxy(left, total, criterion)
+        if best is None or proxy > best[0]:
+            side = (1 if nan_left else 0) if missing.any() else -1
+            best = (proxy, threshold, side, left_rows)
+    return best

@@ -686,11 +686,12 @@ def test_play_tennis_exports(play_tennis):
 
 # -- missing values: the one place that words a split -------------------------------------------
 def test_missing_direction_is_worded_in_one_place(breast_cancer):
-    """Once fit learns where NaN goes, flipping TreeView.routes_missing shows it everywhere."""
+    """Where fit learned where NaN goes (TreeView.routes_missing), every view shows it."""
     X, y, names = breast_cancer
     est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
     view = resolve_view(est, names)
-    shown = dataclasses.replace(view, routes_missing=True)
+    assert view.routes_missing == frozenset()  # no NaN in training: nothing learned
+    shown = dataclasses.replace(view, routes_missing=frozenset({int(est.tree_.feature[0])}))
     goes_left = bool(est.tree_.missing_left[0])
     left = edge_condition(shown, 0, left=True)
     right = edge_condition(shown, 0, left=False)

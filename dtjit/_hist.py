@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._criterion import split_proxy
-from ._jit import SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from ._criterion import is_classification, split_proxy
+from ._jit import inline_kernel, kernel, parallel_kernel
 
 NO_SPLIT = -np.inf
 
@@ -132,7 +132,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     best_proxy = NO_SPLIT
     best_cut = -1
     threshold = 0.0
-    skip_same_class = criterion != SQUARED_ERROR
+    skip_same_class = is_classification(criterion)
     for c in range(n_sweep):
         left[c] = 0.0
     weight_left = 0.0

@@ -23,12 +23,15 @@ from ._criterion import (
     children_proxy,
     entropy_term,
     gini_from_squares,
+    is_classification,
+    poisson_proxy,
     split_proxy,
     squared_error_proxy,
 )
 from ._jit import (
     FEATURE_THRESHOLD,
     GINI,
+    POISSON,
     SQUARED_ERROR,
     inline_kernel,
     kernel,
@@ -160,7 +163,7 @@ def best_split_in_segment(
     # Constant feature in this node: scikit-learn skips it the same way.
     if val[end - 1] <= val[start] + FEATURE_THRESHOLD:
         return best_proxy, best_pos, threshold
-    skip_same_class = criterion != SQUARED_ERROR
+    skip_same_class = is_classification(criterion)
     for c in range(n_sweep):
         left[c] = 0.0
     weight_left = 0.0
@@ -201,6 +204,10 @@ def best_split_in_segment(
                     weight_right = weight - weight_left
                     if criterion == SQUARED_ERROR:
                         proxy = squared_error_proxy(
+                            left[0], total[0] - left[0], weight_left, weight_right
+                        )
+                    elif criterion == POISSON:
+                        proxy = poisson_proxy(
                             left[0], total[0] - left[0], weight_left, weight_right
                         )
                     elif criterion == GINI:

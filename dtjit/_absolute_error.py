@@ -26,8 +26,8 @@ import numpy as np
 from numba import prange
 
 from ._jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
+from ._splitter import NO_SPLIT, first_position_above
 
-NO_SPLIT = -np.inf
 # Index of the weighted median in a regression node's statistics vector (after
 # sum(w*y), sum(w*y*y) and the target range), filled when the node's impurity is computed.
 MEDIAN_STAT = 3
@@ -229,15 +229,7 @@ def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sam
     weight_left = 0.0
     weight_right = 0.0
     if random_split:
-        lo = start
-        hi = end
-        while lo < hi:  # first position whose value is above the threshold
-            mid = (lo + hi) >> 1
-            if np.float64(val[mid]) <= threshold:
-                lo = mid + 1
-            else:
-                hi = mid
-        pos = lo
+        pos = first_position_above(val, start, end, threshold)
         if pos - start < min_samples_leaf or end - pos < min_samples_leaf:
             return NO_SPLIT, end, threshold
         for p in range(start, pos):

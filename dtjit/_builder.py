@@ -20,11 +20,13 @@ import numpy as np
 from numba import prange
 
 from ._absolute_error import (
+    MEDIAN_STAT,
+    absolute_error_of_segment,
     absolute_error_splits_parallel,
     absolute_error_splits_serial,
     rank_targets,
 )
-from ._criterion import impurity_improvement, segment_impurity
+from ._criterion import impurity_improvement, node_impurity, poisson_loss
 from ._gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
 from ._hist import (
     build_histograms_parallel,
@@ -41,6 +43,7 @@ from ._jit import (
     EPSILON,
     GAIN_RATIO,
     PARALLEL_MIN_WORK,
+    POISSON,
     TREE_LEAF,
     TREE_UNDEFINED,
     inline_kernel,
@@ -137,6 +140,23 @@ def best_feature(proxies):
             best_proxy = proxies[f]
             best_f = f
     return best_f
+
+
+@inline_kernel
+def segment_impurity(criterion, stats, weight, idx, start, end, y, sample_weight):
+    """Impurity of the node holding the samples ``idx[start:end]``, with statistics ``stats``.
+
+    ``poisson`` and ``absolute_error`` read the samples (O(n) and O(n log n)); the
+    ``absolute_error`` median is written to ``stats[MEDIAN_STAT]``. The other criteria need
+    only ``stats`` (``_criterion.node_impurity``).
+    """
+    if criterion == POISSON:
+        return poisson_loss(idx, start, end, y, sample_weight, stats[0], weight)
+    if criterion == ABSOLUTE_ERROR:
+        median, impurity = absolute_error_of_segment(idx, start, end, y, sample_weight)
+        stats[MEDIAN_STAT] = median
+        return impurity
+    return node_impurity(criterion, stats, weight)
 
 
 @inline_kernel

@@ -8,7 +8,8 @@ A node is summarised by a small statistics vector and its weight ``W``:
   ``absolute_error`` also ``stats[3]``, the weighted median.
 
 ``poisson`` and ``absolute_error`` impurities need the node's samples, not only its sums:
-:func:`segment_impurity` computes them (once per node, for the chosen split's children).
+:func:`poisson_loss` and ``_absolute_error.absolute_error_of_segment`` compute them (once per
+node, for the chosen split's children).
 
 During the split sweep only the "sweep statistics" are accumulated (the class counts, or
 ``sum(w * y)``); the impurity of the winner is computed once from the full statistics.
@@ -24,9 +25,7 @@ import math
 
 import numpy as np
 
-from ._absolute_error import MEDIAN_STAT, absolute_error_of_segment
 from ._jit import (
-    ABSOLUTE_ERROR,
     ENTROPY,
     EPSILON,
     GAIN_RATIO,
@@ -154,23 +153,6 @@ def poisson_loss(idx, start, end, y, sample_weight, y_sum, weight):
         if y[i] != 0.0:
             loss += sample_weight[i] * (y[i] * math.log(y[i] / y_mean))
     return loss / weight
-
-
-@inline_kernel
-def segment_impurity(criterion, stats, weight, idx, start, end, y, sample_weight):
-    """Impurity of the node holding the samples ``idx[start:end]``, with statistics ``stats``.
-
-    ``poisson`` and ``absolute_error`` read the samples (O(n) and O(n log n)); the
-    ``absolute_error`` median is written to ``stats[MEDIAN_STAT]``. The other criteria need
-    only ``stats`` (:func:`node_impurity`).
-    """
-    if criterion == POISSON:
-        return poisson_loss(idx, start, end, y, sample_weight, stats[0], weight)
-    if criterion == ABSOLUTE_ERROR:
-        median, impurity = absolute_error_of_segment(idx, start, end, y, sample_weight)
-        stats[MEDIAN_STAT] = median
-        return impurity
-    return node_impurity(criterion, stats, weight)
 
 
 @inline_kernel

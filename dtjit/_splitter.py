@@ -248,6 +248,23 @@ def best_split_in_segment(
 
 
 @inline_kernel
+def first_position_above(val, start, end, threshold):
+    """First position of the sorted segment ``val[start:end]`` whose value exceeds ``threshold``.
+
+    Binary search, O(log(end - start)); ``end`` if none does.
+    """
+    lo = start
+    hi = end
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if np.float64(val[mid]) <= threshold:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline_kernel
 def random_split_in_segment(
     idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
     criterion, min_samples_leaf, min_weight_leaf, threshold, left,
@@ -272,15 +289,7 @@ def random_split_in_segment(
     The segment is sorted, so the cut is found by binary search, and the left statistics are
     summed over ``[start, pos)`` only. Cost: O(log(end - start) + pos - start + n_sweep).
     """
-    lo = start
-    hi = end
-    while lo < hi:  # first position whose value is above the threshold
-        mid = (lo + hi) >> 1
-        if np.float64(val[mid]) <= threshold:
-            lo = mid + 1
-        else:
-            hi = mid
-    pos = lo
+    pos = first_position_above(val, start, end, threshold)
     if pos - start < min_samples_leaf or end - pos < min_samples_leaf:
         return NO_SPLIT, end, threshold
     for c in range(n_sweep):

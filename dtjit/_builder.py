@@ -19,7 +19,15 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._criterion import impurity_improvement, node_impurity
+from ._absolute_error import (
+    MEDIAN_STAT,
+    absolute_error_of_segment,
+    absolute_error_splits_parallel,
+    absolute_error_splits_serial,
+    rank_targets,
+)
+from ._criterion import impurity_improvement, node_impurity, poisson_loss
+from ._gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
 from ._hist import (
     build_histograms_parallel,
     build_histograms_serial,
@@ -31,14 +39,18 @@ from ._hist import (
     sweep_serial,
 )
 from ._jit import (
+    ABSOLUTE_ERROR,
     EPSILON,
+    GAIN_RATIO,
     PARALLEL_MIN_WORK,
+    POISSON,
     TREE_LEAF,
     TREE_UNDEFINED,
     inline_kernel,
     kernel,
     parallel_kernel,
 )
+from ._mdlp import mdlp_accepts_split
 from ._splitter import (
     NO_SPLIT,
     best_splits_parallel,
@@ -136,21 +148,49 @@ def best_feature(proxies):
 
 
 @inline_kernel
+def segment_impurity(criterion, stats, weight, idx, start, end, y, sample_weight):
+    """Impurity of the node holding the samples ``idx[start:end]``, with statistics ``stats``.
+
+    ``poisson`` and ``absolute_error`` read the samples (O(n) and O(n log n)); the
+    ``absolute_error`` median is written to ``stats[MEDIAN_STAT]``. The other criteria need
+    only ``stats`` (``_criterion.node_impurity``).
+    """
+    if criterion == POISSON:
+        return poisson_loss(idx, start, end, y, sample_weight, stats[0], weight)
+    if criterion == ABSOLUTE_ERROR:
+        median, impurity = absolute_error_of_segment(idx, start, end, y, sample_weight)
+        stats[MEDIAN_STAT] = median
+        return impurity
+    return node_impurity(criterion, stats, weight)
+
+
+@inline_kernel
 def accept_split(
     k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
-    weight, weight_root, min_impurity_decrease, splits,
+    weight, weight_root, min_impurity_decrease, splits, idx, start, end, y, sample_weight,
+    mdl_stop,
 ):  # fmt: skip
-    """Record batch node ``k``'s best split unless its impurity decrease is too small.
+    """Record batch node ``k``'s best split unless a stopping rule rejects it.
 
     ``splits`` is the batch's split record (:func:`new_splits`); its ``child_stats[k]``
-    holds the children's statistics on entry. Their impurities and the weighted impurity
-    decrease are computed here, and the node stays a leaf (``split_feature[k] == -1``) if
-    ``improvement + EPSILON < min_impurity_decrease``.
+    holds the children's statistics on entry. ``idx[start:pos]`` and ``idx[pos:end]`` are
+    the children's samples (read by the criteria whose impurity needs them). The children's
+    impurities and the weighted impurity decrease are computed here, and the node stays a
+    leaf (``split_feature[k] == -1``) if ``improvement + EPSILON < min_impurity_decrease``,
+    or, with ``mdl_stop``, if the split fails Fayyad & Irani's MDLP test.
     """
     split_feature, split_pos, split_threshold, improvement, child_stats, child_weight = splits[:6]
     child_impurity = splits[6]
-    impurity_left = node_impurity(criterion, child_stats[k, 0], weight_left)
-    impurity_right = node_impurity(criterion, child_stats[k, 1], weight_right)
+    if mdl_stop and not mdlp_accepts_split(
+        child_stats[k, 0], child_stats[k, 1], weight_left, weight_right
+    ):
+        return
+    impurity_left = segment_impurity(
+        criterion, child_stats[k, 0], weight_left, idx, start, pos, y, sample_weight
+    )
+    impurity_right = segment_impurity(
+        criterion, child_stats[k, 1], weight_right, idx, pos, end, y, sample_weight
+    )
     gain = impurity_improvement(
         impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
     )
@@ -173,13 +213,14 @@ def evaluate_batch(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
     is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
-    random_split,
+    random_split, mdl_stop,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
 
     With ``random_split`` (``splitter="random"``) each searched non-constant feature gets one
     threshold drawn uniformly between the node's smallest and largest value, and the best of
-    those is chosen (scikit-learn's random splitter).
+    those is chosen (scikit-learn's random splitter). With ``criterion == GAIN_RATIO`` the
+    feature is chosen by C4.5's rule (``_gain_ratio``); ``mdl_stop``: see :func:`accept_split`.
 
     Returns
     -------
@@ -246,7 +287,26 @@ def evaluate_batch(
                         out_missing[s, f] = rand_below(rng_state, 2)
                 else:
                     candidate[s, f] = 0
-    if parallel and work * n_features >= PARALLEL_MIN_WORK:
+    if criterion == ABSOLUTE_ERROR:
+        max_segment = 0
+        for node in search_nodes:
+            max_segment = max(max_segment, node_end[node] - node_start[node])
+        rank_of = np.empty(sorted_idx.shape[1], dtype=np.int64)
+        sorted_y = np.empty(sorted_idx.shape[1], dtype=np.float64)
+        rank_targets(search_nodes, node_start, node_end, sorted_idx[0], y, rank_of, sorted_y)
+        if parallel and work * n_features >= PARALLEL_MIN_WORK:
+            absolute_error_splits_parallel(
+                search_nodes, candidate, node_start, node_end, node_weight, sorted_idx,
+                sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
+                min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
+            )  # fmt: skip
+        else:
+            absolute_error_splits_serial(
+                search_nodes, candidate, node_start, node_end, node_weight, sorted_idx,
+                sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
+                min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
+            )  # fmt: skip
+    elif parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
@@ -264,11 +324,17 @@ def evaluate_batch(
     for s in range(n_searched):
         node = search_nodes[s]
         k = searched[s]
-        best_f = best_feature(out_proxy[s])
-        if best_f < 0:
-            continue
         start = node_start[node]
         end = node_end[node]
+        if criterion == GAIN_RATIO:
+            best_f = gain_ratio_feature_presorted(
+                out_proxy[s], out_pos[s], out_missing[s], sorted_idx, sorted_val, start, end,
+                sample_weight, unit_weight, node_impurity_[node], node_weight[node],
+            )  # fmt: skip
+        else:
+            best_f = best_feature(out_proxy[s])
+        if best_f < 0:
+            continue
         pos = out_pos[s, best_f]
         missing = out_missing[s, best_f]
         idx = sorted_idx[best_f]
@@ -283,7 +349,7 @@ def evaluate_batch(
         accept_split(
             k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
             weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
-            min_impurity_decrease, splits,
+            min_impurity_decrease, splits, idx, start, end, y, sample_weight, mdl_stop,
         )  # fmt: skip
     return splits
 
@@ -395,7 +461,7 @@ def build(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, random_split,
+    n_chunks, mdl_stop, random_split,
 ):  # fmt: skip
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
 
@@ -428,6 +494,8 @@ def build(
         Whether large batches may use threads.
     n_chunks : int
         Threads available to the partition.
+    mdl_stop : bool
+        Make a node a leaf when its best split fails the MDLP test (classification).
     random_split : bool
         ``splitter="random"``: score one random threshold per candidate feature.
 
@@ -464,7 +532,7 @@ def build(
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
             min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel, random_split,
+            parallel, random_split, mdl_stop,
         )  # fmt: skip
         if best_first:
             frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
@@ -525,7 +593,10 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
         root_idx, np.int64(0), n_samples, np.int64(0), np.int64(0), code, contrib,
         sample_weight, y, is_regression, node_stats[0],
     )  # fmt: skip
-    node_impurity_[0] = node_impurity(criterion, node_stats[0], node_weight[0])
+    node_impurity_[0] = segment_impurity(
+        criterion, node_stats[0], node_weight[0], root_idx, np.int64(0), n_samples, y,
+        sample_weight,
+    )  # fmt: skip
     return node_weight[0]
 
 
@@ -658,7 +729,7 @@ def evaluate_batch_hist(
     node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
     sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
     min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
-    weight_root, rng_state, parallel, n_chunks,
+    weight_root, rng_state, parallel, n_chunks, mdl_stop,
 ):  # fmt: skip
     """Do what :func:`evaluate_batch` does, over histograms of binned data.
 
@@ -722,7 +793,7 @@ def evaluate_batch_hist(
             searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
             node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
             sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease,
-            splits, max_segment, n_chunks_split,
+            splits, max_segment, n_chunks_split, mdl_stop,
         )  # fmt: skip
     else:
         split_nodes(
@@ -730,7 +801,7 @@ def evaluate_batch_hist(
             out_missing,
             node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
             contrib, sample_weight, y, is_regression, criterion, weight_root,
-            min_impurity_decrease, splits, max_segment,
+            min_impurity_decrease, splits, max_segment, mdl_stop,
         )  # fmt: skip
     return splits
 
@@ -740,7 +811,7 @@ def split_nodes(
     first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
     node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
     sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
-    max_segment,
+    max_segment, mdl_stop,
 ):  # fmt: skip
     """Reduce, partition and accept the best splits of searched nodes ``first .. stop - 1``.
 
@@ -756,7 +827,14 @@ def split_nodes(
     for s in range(first, stop):
         node = search_nodes[s]
         k = searched[s]
-        best_f = best_feature(out_proxy[s])
+        if criterion == GAIN_RATIO:
+            best_f = gain_ratio_feature_binned(
+                out_proxy[s], out_cut[s], out_missing[s], bin_offset, rows, codes,
+                node_start[node], node_end[node], sample_weight, node_impurity_[node],
+                node_weight[node],
+            )  # fmt: skip
+        else:
+            best_f = best_feature(out_proxy[s])
         if best_f < 0:
             continue
         missing = out_missing[s, best_f]
@@ -771,7 +849,8 @@ def split_nodes(
         accept_split(
             k, best_f, pos, out_threshold[s, best_f], missing, weight_left, weight_right,
             criterion, node_impurity_[node], node_weight[node], weight_root,
-            min_impurity_decrease, splits,
+            min_impurity_decrease, splits, rows, node_start[node], node_end[node], y,
+            sample_weight, mdl_stop,
         )  # fmt: skip
 
 
@@ -780,7 +859,7 @@ def split_nodes_parallel(
     searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
     node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
     is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
-    n_chunks,
+    n_chunks, mdl_stop,
 ):  # fmt: skip
     """Run :func:`split_nodes` over ``n_chunks`` contiguous ranges of nodes on threads.
 
@@ -793,6 +872,7 @@ def split_nodes_parallel(
             search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
             node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
             is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
+            mdl_stop,
         )  # fmt: skip
 
 
@@ -926,7 +1006,7 @@ def build_hist(
     codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks,
+    n_chunks, mdl_stop,
 ):  # fmt: skip
     """Grow a tree over binned data (``splitter="hist"``); returns what :func:`build` does.
 
@@ -942,7 +1022,7 @@ def build_hist(
         As in :func:`build`.
     max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease
         As in :func:`build`.
-    max_features, max_leaf_nodes, rng_state, parallel, n_chunks
+    max_features, max_leaf_nodes, rng_state, parallel, n_chunks, mdl_stop
         As in :func:`build`.
 
     Notes
@@ -993,7 +1073,7 @@ def build_hist(
             node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
             sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
             min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
-            max_features, weight_root, rng_state, parallel, n_chunks,
+            max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop,
         )  # fmt: skip
         for k in range(batch.shape[0]):
             if splits[0][k] < 0:  # a leaf for good: its histogram is no longer needed

@@ -3,8 +3,13 @@
 A node is summarised by a small statistics vector and its weight ``W``:
 
 - classification: ``stats[c]`` is the weighted count of class ``c``;
-- regression (``squared_error``): ``stats[0] = sum(w * y)``, ``stats[1] = sum(w * y * y)`` and
-  ``stats[2] = max(y) - min(y)`` (so a node of equal targets has impurity exactly 0).
+- regression: ``stats[0] = sum(w * y)``, ``stats[1] = sum(w * y * y)`` and
+  ``stats[2] = max(y) - min(y)`` (so a node of equal targets has impurity exactly 0); with
+  ``absolute_error`` also ``stats[3]``, the weighted median.
+
+``poisson`` and ``absolute_error`` impurities need the node's samples, not only its sums:
+:func:`poisson_loss` and ``_absolute_error.absolute_error_of_segment`` compute them (once per
+node, for the chosen split's children).
 
 During the split sweep only the "sweep statistics" are accumulated (the class counts, or
 ``sum(w * y)``); the impurity of the winner is computed once from the full statistics.
@@ -18,9 +23,29 @@ from __future__ import annotations
 
 import math
 
-from ._jit import ENTROPY, GINI, SQUARED_ERROR, inline_kernel, kernel
+import numpy as np
+
+from ._jit import (
+    ENTROPY,
+    EPSILON,
+    GAIN_RATIO,
+    GINI,
+    POISSON,
+    SQUARED_ERROR,
+    inline_kernel,
+    kernel,
+)
 
 LN2 = math.log(2.0)
+# scikit-learn's Poisson criterion rejects children whose target sum is at most this (the
+# right sum is a difference, so an exact 0 may come out as rounding noise).
+POISSON_EPSILON = 10.0 * EPSILON
+
+
+@inline_kernel
+def is_classification(criterion):
+    """Whether ``criterion`` scores class counts (the sweeps may skip same-class runs)."""
+    return criterion == GINI or criterion == ENTROPY or criterion == GAIN_RATIO
 
 
 @inline_kernel
@@ -45,14 +70,14 @@ def node_impurity(criterion, stats, weight):
     Returns
     -------
     float
-        Gini index, entropy in bits, or the weighted variance.
+        Gini index, entropy in bits (also for ``gain_ratio``), or the weighted variance.
     """
     if criterion == GINI:
         sq_count = 0.0
         for c in range(stats.shape[0]):
             sq_count += stats[c] * stats[c]
         return gini_from_squares(sq_count, weight)
-    if criterion == ENTROPY:
+    if criterion == ENTROPY or criterion == GAIN_RATIO:
         entropy = 0.0
         for c in range(stats.shape[0]):
             entropy += entropy_term(stats[c], weight)
@@ -99,6 +124,38 @@ def squared_error_proxy(sum_left, sum_right, weight_left, weight_right):
 
 
 @inline_kernel
+def poisson_proxy(sum_left, sum_right, weight_left, weight_right):
+    """scikit-learn's Poisson proxy ``s_l * log(s_l / W_l) + s_r * log(s_r / W_r)``.
+
+    ``-inf`` (never chosen) when a child's target sum is at most ``POISSON_EPSILON``: its
+    mean prediction would not be positive.
+    """
+    if sum_left <= POISSON_EPSILON or sum_right <= POISSON_EPSILON:
+        return -np.inf
+    return sum_left * math.log(sum_left / weight_left) + sum_right * math.log(
+        sum_right / weight_right
+    )
+
+
+@kernel
+def poisson_loss(idx, start, end, y, sample_weight, y_sum, weight):
+    """Half Poisson deviance ``sum(w * y * log(y / mean)) / W`` of the samples ``idx[start:end]``.
+
+    Returns ``inf`` when ``y_sum <= POISSON_EPSILON`` (scikit-learn's ``poisson_loss``);
+    ``y * log(y / mean)`` is 0 for ``y == 0``.
+    """
+    if y_sum <= POISSON_EPSILON:
+        return np.inf
+    y_mean = y_sum / weight
+    loss = 0.0
+    for p in range(start, end):
+        i = idx[p]
+        if y[i] != 0.0:
+            loss += sample_weight[i] * (y[i] * math.log(y[i] / y_mean))
+    return loss / weight
+
+
+@inline_kernel
 def impurity_improvement(
     impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
 ):
@@ -138,6 +195,8 @@ def split_proxy(criterion, left, total, n_sweep, weight_left, weight_right):
     """
     if criterion == SQUARED_ERROR:
         return squared_error_proxy(left[0], total[0] - left[0], weight_left, weight_right)
+    if criterion == POISSON:
+        return poisson_proxy(left[0], total[0] - left[0], weight_left, weight_right)
     if criterion == GINI:
         sq_left = 0.0
         sq_right = 0.0

@@ -15,7 +15,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _binning, _blocks, _builder, _display, _predict, _prune, _splitter
+from ._absolute_error import MEDIAN_STAT
 from ._jit import (
+    ABSOLUTE_ERROR,
     CRITERION_CODES,
     PARALLEL_MIN_WORK,
     SQUARED_ERROR,
@@ -83,6 +85,10 @@ class BaseDecisionTree(BaseEstimator):
             self.n_classes_ = len(self.classes_)
             y_encoded = y_encoded.astype(np.int32)
         y_float = np.ascontiguousarray(y, dtype=np.float64) if not is_classifier else None
+        if not is_classifier:
+            _check_regression_criterion(
+                self.criterion, self.splitter, y_float, bool(self.features_with_missing_.any())
+            )
 
         if sample_weight is not None:
             sample_weight = _check_sample_weight(
@@ -138,6 +144,8 @@ class BaseDecisionTree(BaseEstimator):
             contrib = sample_weight * y_float
             y_kernel = y_float
             n_stats, n_sweep = 3, 1  # sum(w*y), sum(w*y*y), range(y); sweep sum(w*y)
+            if criterion == ABSOLUTE_ERROR:
+                n_stats = MEDIAN_STAT + 1  # and the weighted median, the node's value
 
         max_leaf_nodes = -1 if self.max_leaf_nodes is None else int(self.max_leaf_nodes)
         seed = check_random_state(self.random_state).randint(
@@ -149,7 +157,8 @@ class BaseDecisionTree(BaseEstimator):
         # of two when those would overflow or underflow float64. Nothing changes for data of
         # ordinary magnitude (scale 1), and a power of two changes no rounding elsewhere.
         weight_scale = _power_of_two_scale(sample_weight)
-        target_scale = 1.0 if is_classifier else _power_of_two_scale(y_float)
+        # Only squared error squares the targets (the other criteria are scale-free sums).
+        target_scale = 1.0 if criterion != SQUARED_ERROR else _power_of_two_scale(y_float)
         if weight_scale != 1.0 or target_scale != 1.0:
             sample_weight = sample_weight * weight_scale
             min_weight_leaf *= weight_scale
@@ -172,6 +181,7 @@ class BaseDecisionTree(BaseEstimator):
             criterion, not is_classifier, max_depth, int(min_samples_split),
             int(min_samples_leaf), float(min_weight_leaf), min_impurity_decrease,
             int(self.max_features_), max_leaf_nodes, rng_state, n_threads > 1, int(n_threads),
+            bool(getattr(self, "mdl_stop", False)),
         )  # fmt: skip
         with numba_threads(n_threads):
             if self.splitter == "hist":
@@ -193,7 +203,9 @@ class BaseDecisionTree(BaseEstimator):
             node_stats, weight, impurity, n_node_samples,
         ) = built  # fmt: skip
 
-        if criterion == SQUARED_ERROR:
+        if criterion == ABSOLUTE_ERROR:
+            value = node_stats[:, MEDIAN_STAT].reshape(-1, 1, 1)
+        elif not is_classifier:
             value = (node_stats[:, 0] / weight / target_scale).reshape(-1, 1, 1)
             with np.errstate(over="ignore"):
                 impurity = impurity / (target_scale * target_scale)
@@ -477,8 +489,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     Parameters
     ----------
-    criterion : {"gini", "entropy", "log_loss"}, default="gini"
-        Impurity measure; entropy is in bits and ``log_loss`` is its alias.
+    criterion : {"gini", "entropy", "log_loss", "gain_ratio"}, default="gini"
+        Impurity measure; entropy is in bits and ``log_loss`` is its alias. ``"gain_ratio"``
+        is C4.5's rule (Quinlan 1993): each feature's threshold is the one of largest
+        information gain; among the features whose gain is at least the average gain of
+        the node's candidate features, the one of largest gain ratio (gain / split
+        information) is chosen. Node impurities are entropies; C4.5 release 8's
+        ``log2(N - 1) / N`` threshold penalty is *not* applied. Best-first growth
+        (``max_leaf_nodes``) still orders nodes by impurity decrease.
     splitter : {"best", "random", "hist"}, default="best"
         ``"best"``: exact search over every threshold (midpoints between consecutive distinct
         values). ``"random"``: scikit-learn's random splitter (Extra-Trees style): for each
@@ -518,6 +536,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         Most bins per feature for ``splitter="hist"`` (2 to 255); ignored by the other
         splitters. A feature with at most ``max_bins`` distinct values gets one bin per
         value; others get quantile bins computed on at most 200,000 sampled rows.
+    mdl_stop : bool, default=False
+        Minimum-description-length pre-pruning: a node becomes a leaf when its best split
+        fails Fayyad & Irani's MDLP acceptance test, ``Gain > log2(N - 1) / N + Delta / N``
+        with ``Delta = log2(3^k - 2) - [k Ent(S) - k1 Ent(S1) - k2 Ent(S2)]`` (entropies in
+        bits, ``k`` the classes present). ``N`` is the node's weighted sample count (its row
+        count when unweighted). The split itself is still chosen by ``criterion``. With
+        ``criterion="entropy"`` on one feature, the tree cuts where
+        :class:`dtjit.MDLPDiscretizer` cuts.
 
     Attributes
     ----------
@@ -571,8 +597,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     _parameter_constraints: dict = {
         **BaseDecisionTree._parameter_constraints,
-        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+        "criterion": [StrOptions({"gini", "entropy", "log_loss", "gain_ratio"})],
         "class_weight": [dict, list, StrOptions({"balanced"}), None],
+        "mdl_stop": ["boolean"],
     }
 
     def __init__(
@@ -592,6 +619,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         n_jobs: int | None = None,
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
+        mdl_stop: bool = False,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -607,6 +635,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.n_jobs = n_jobs
         self.ccp_alpha = ccp_alpha
         self.max_bins = max_bins
+        self.mdl_stop = mdl_stop
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeClassifier:
         """Build the tree from the training set (X, y).
@@ -692,17 +721,24 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     """A decision tree regressor grown breadth-first by compiled kernels.
 
-    A drop-in replacement for :class:`sklearn.tree.DecisionTreeRegressor` (criterion
-    ``squared_error``: variance reduction, leaf value = weighted mean).
+    A drop-in replacement for :class:`sklearn.tree.DecisionTreeRegressor` (criteria
+    ``squared_error``, ``poisson`` and ``absolute_error`` with scikit-learn's semantics).
 
     Parameters
     ----------
-    criterion : {"squared_error"}, default="squared_error"
-        Impurity measure: the weighted variance of the target.
+    criterion : {"squared_error", "poisson", "absolute_error"}, default="squared_error"
+        Impurity measure. ``"squared_error"``: the weighted variance of the target, leaf
+        value the weighted mean. ``"poisson"``: half the mean Poisson deviance
+        ``sum(w * y * log(y / mean)) / W``, leaf value the mean; y must be non-negative with
+        a positive sum, and splits giving a child a target sum of (about) zero are never
+        chosen. ``"absolute_error"``: the mean absolute deviation from the weighted median,
+        leaf value the weighted median; O(n log n) per node and feature (Fenwick-tree
+        sweep); exact and random splitters only.
     splitter : {"best", "random", "hist"}, default="best"
         Exact search over every threshold, one random threshold per candidate feature
         (scikit-learn's random splitter), or histogram search over at most ``max_bins``
-        quantile bins per feature (see :class:`DecisionTreeClassifier`).
+        quantile bins per feature (see :class:`DecisionTreeClassifier`); ``"hist"`` does
+        not support ``criterion="absolute_error"``.
     max_depth : int, default=None
         Deepest level a node may have.
     min_samples_split : int or float, default=2
@@ -773,7 +809,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     _parameter_constraints: dict = {
         **BaseDecisionTree._parameter_constraints,
-        "criterion": [StrOptions({"squared_error"})],
+        "criterion": [StrOptions({"squared_error", "poisson", "absolute_error"})],
     }
 
     def __init__(
@@ -844,6 +880,30 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         X = self._validate_X_predict(X)
         means = self.tree_.node_means().view(np.int64)
         return self._route(X, means).view(np.float64)
+
+
+def _check_regression_criterion(
+    criterion: str, splitter: str, y: np.ndarray, has_missing: bool
+) -> None:
+    """Reject targets, splitters and missing values a regression criterion cannot work with."""
+    if criterion == "poisson":
+        if np.any(y < 0):
+            raise ValueError(
+                "Some value(s) of y are negative which is not allowed for Poisson regression."
+            )
+        if not np.sum(y) > 0:
+            raise ValueError("Sum of y is not positive which is necessary for Poisson regression.")
+    if criterion == "absolute_error" and splitter == "hist":
+        raise ValueError(
+            "criterion='absolute_error' supports splitter='best' and splitter='random', not "
+            "'hist' (a histogram of bins cannot give the medians the criterion needs)."
+        )
+    if criterion == "absolute_error" and has_missing:
+        # Its median sweep walks each sorted segment whole; the NaN tail would be read as values.
+        raise ValueError(
+            "criterion='absolute_error' does not support missing values (NaN) in X yet; "
+            "impute them or use criterion='squared_error' or 'poisson'."
+        )
 
 
 register_with_sklearn_tree(DecisionTreeClassifier, DecisionTreeRegressor)

@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._criterion import split_proxy
-from ._jit import SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from ._criterion import is_classification, split_proxy
+from ._jit import inline_kernel, kernel, parallel_kernel
 from ._splitter import values_versus_missing_proxy
 
 NO_SPLIT = -np.inf
@@ -138,7 +138,7 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, tota
     best_proxy = NO_SPLIT
     best_cut = -1
     threshold = 0.0
-    skip_same_class = criterion != SQUARED_ERROR
+    skip_same_class = is_classification(criterion)
     for c in range(n_sweep):
         left[c] = hist[missing_bin, c] if missing_bin >= 0 else 0.0
     weight_left, n_left = 0.0, 0.0

@@ -63,12 +63,19 @@ EPSILON = float(np.finfo(np.float64).eps)
 GINI = 0
 ENTROPY = 1
 SQUARED_ERROR = 2
+# C4.5: thresholds chosen by information gain (the entropy sweep), features by gain ratio.
+GAIN_RATIO = 3
+POISSON = 4
+ABSOLUTE_ERROR = 5
 
 CRITERION_CODES = {
     "gini": GINI,
     "entropy": ENTROPY,
     "log_loss": ENTROPY,
+    "gain_ratio": GAIN_RATIO,
     "squared_error": SQUARED_ERROR,
+    "poisson": POISSON,
+    "absolute_error": ABSOLUTE_ERROR,
 }
 
 # Work (rows x features) below which a parallel region costs more than it saves. On the

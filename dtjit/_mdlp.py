@@ -241,3 +241,41 @@ def mdlp_cut_points(sorted_values, sorted_codes, n_classes, min_samples_split, m
         cut = low / 2.0 + high / 2.0  # halves: the sum cannot overflow
         out[j] = cut if cut < high else low
     return out
+
+
+@inline_kernel
+def mdlp_accepts_split(left, right, weight_left, weight_right):
+    """:func:`mdlp_accepts` for a binary split given its children's (weighted) class counts.
+
+    Parameters
+    ----------
+    left, right : ndarray of float64, shape (n_classes,)
+        Class counts of the two children.
+    weight_left, weight_right : float
+        Their weights (sums of the counts).
+
+    Notes
+    -----
+    ``N`` is the node's weight, so integer sample weights act as repeated rows; with unit
+    weights it is the number of samples, as in the paper. The gain is computed as in
+    :func:`mdlp_cut_groups`, so a tree and the discretiser accept the same cuts.
+    """
+    weight = weight_left + weight_right
+    entropy = 0.0
+    entropy_left = 0.0
+    entropy_right = 0.0
+    k = 0
+    k_left = 0
+    k_right = 0
+    for c in range(left.shape[0]):
+        count = left[c] + right[c]
+        entropy += entropy_term(count, weight)
+        entropy_left += entropy_term(left[c], weight_left)
+        entropy_right += entropy_term(right[c], weight_right)
+        k += count > 0.0
+        k_left += left[c] > 0.0
+        k_right += right[c] > 0.0
+    e = weight_left / weight * entropy_left + weight_right / weight * entropy_right
+    return mdlp_accepts(
+        entropy - e, weight, k, entropy, k_left, entropy_left, k_right, entropy_right
+    )

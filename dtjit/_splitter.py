@@ -23,12 +23,15 @@ from ._criterion import (
     children_proxy,
     entropy_term,
     gini_from_squares,
+    is_classification,
+    poisson_proxy,
     split_proxy,
     squared_error_proxy,
 )
 from ._jit import (
     FEATURE_THRESHOLD,
     GINI,
+    POISSON,
     SQUARED_ERROR,
     inline_kernel,
     kernel,
@@ -180,7 +183,7 @@ def best_split_in_segment(
     # Constant feature in this node: scikit-learn skips it the same way.
     if val[end - 1] <= val[start] + FEATURE_THRESHOLD:
         return best_proxy, best_pos, threshold
-    skip_same_class = criterion != SQUARED_ERROR
+    skip_same_class = is_classification(criterion)
     # The NaN rows shift the row counts of one side: fold that into the limits once, so
     # the loop below is the same with and without missing values.
     min_left = min_samples_leaf - (n_missing if missing_go_left else 0)
@@ -224,6 +227,10 @@ def best_split_in_segment(
                     weight_right = weight - weight_left
                     if criterion == SQUARED_ERROR:
                         proxy = squared_error_proxy(
+                            left[0], total[0] - left[0], weight_left, weight_right
+                        )
+                    elif criterion == POISSON:
+                        proxy = poisson_proxy(
                             left[0], total[0] - left[0], weight_left, weight_right
                         )
                     elif criterion == GINI:
@@ -382,6 +389,23 @@ def best_split_with_missing(
 
 
 @inline_kernel
+def first_position_above(val, start, end, threshold):
+    """First position of the sorted segment ``val[start:end]`` whose value exceeds ``threshold``.
+
+    Binary search, O(log(end - start)); ``end`` if none does.
+    """
+    lo = start
+    hi = end
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if np.float64(val[mid]) <= threshold:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline_kernel
 def random_split_in_segment(
     idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
     criterion, min_samples_leaf, min_weight_leaf, threshold, missing_go_left, left,
@@ -415,15 +439,7 @@ def random_split_in_segment(
     n_missing = count_missing(val, start, end)
     end_non_missing = end - n_missing
     missing = (1 if missing_go_left else 0) if n_missing > 0 else -1
-    lo = start
-    hi = end_non_missing
-    while lo < hi:  # first position whose value is above the threshold
-        mid = (lo + hi) >> 1
-        if np.float64(val[mid]) <= threshold:
-            lo = mid + 1
-        else:
-            hi = mid
-    pos = lo
+    pos = first_position_above(val, start, end_non_missing, threshold)
     n_left = pos - start + (n_missing if missing == 1 else 0)
     if n_left < min_samples_leaf or end - start - n_left < min_samples_leaf:
         return NO_SPLIT, end, threshold, missing

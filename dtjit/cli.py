@@ -502,7 +502,12 @@ def _class_weight(text: str) -> str:
 
 # fit's estimator options: flag (the parameter's name with dashes), parser, help
 TREE_OPTIONS: tuple[tuple[str, Callable[[str], Any], str], ...] = (
-    ("--criterion", str, "gini, entropy, log_loss (classification); squared_error"),
+    (
+        "--criterion",
+        str,
+        "gini, entropy, log_loss, gain_ratio (classification); "
+        "squared_error, poisson, absolute_error",
+    ),
     ("--splitter", str, "best (exact), random, or hist (binned; see --max-bins)"),
     ("--max-bins", int, "bins per feature for --splitter hist (2..255, default 255)"),
     ("--max-depth", int, "maximum depth"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from _criteria_reference import absolute_error
 
 import dtjit
 
@@ -31,6 +32,14 @@ def _impurity(y, w, criterion, n_classes):
     if criterion == "squared_error":
         mean = (w * y).sum() / W
         return (w * y * y).sum() / W - mean * mean
+    if criterion == "poisson":
+        mean = (w * y).sum() / W
+        if not mean > 0.0:
+            return np.inf  # scikit-learn never makes such a child
+        positive = y > 0
+        return (w[positive] * y[positive] * np.log(y[positive] / mean)).sum() / W
+    if criterion == "absolute_error":
+        return absolute_error(y, w) / W
     counts = np.bincount(y, weights=w, minlength=n_classes)
     p = counts[counts > 0] / W
     if criterion == "gini":

@@ -150,7 +150,8 @@ def node_rows(tree, X):
         if tree.children_left[node] == -1:
             continue
         r = rows[node]
-        go_left = X32[r, tree.feature[node]] <= tree.threshold[node]
+        x = X32[r, tree.feature[node]]
+        go_left = (x <= tree.threshold[node]) | (np.isnan(x) & (tree.missing_left[node] == 1))
         rows[tree.children_left[node]] = r[go_left]
         rows[tree.children_right[node]] = r[~go_left]
     return rows

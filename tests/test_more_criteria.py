@@ -11,10 +11,12 @@ from _criteria_reference import (
     absolute_error,
     absolute_error_splits,
     c45_choice,
+    entropy_bits,
     mdlp_accepts,
     node_rows,
     weighted_median,
 )
+from _reference import reference_split_with_missing
 from conftest import sample_rows
 from sklearn import tree as sk_tree
 
@@ -174,6 +176,57 @@ def test_gain_ratio_matches_python_reference(params):
     est.fit(X, y, sample_weight=w)
     _assert_every_split_is_c45(est, X, y, w)
     check_tree_invariants(est)
+
+
+def _c45_choice_with_missing(X, codes, n_classes, count_nan_left=True):
+    """C4.5's feature for one node's rows, NaN allowed: every feature's best entropy split
+    (NaN side included) from the NaN-aware reference sweep; its split information from the
+    rows it sends left, NaN rows included unless ``count_nan_left`` is False (a bug this
+    reference can show the effect of). Returns ``(feature, threshold)`` or ``None``."""
+    n = len(codes)
+    impurity = entropy_bits(np.bincount(codes, minlength=n_classes), n)
+    splits = {}
+    for f in range(X.shape[1]):
+        ref = reference_split_with_missing(X[:, f], codes, np.ones(n), "entropy", True, n_classes)
+        if ref is not None:
+            proxy, threshold, missing, left_rows = ref
+            n_left = len(left_rows)
+            if not count_nan_left:
+                n_left -= int(np.isnan(X[left_rows, f]).sum())
+            splits[f] = (impurity + proxy / n, threshold, n_left)
+    if not splits:
+        return None
+    average = sum(s[0] for s in splits.values()) / len(splits)
+    ratios = {
+        f: gain / entropy_bits([n_left, n - n_left], n)
+        for f, (gain, _, n_left) in splits.items()
+        if gain >= average - 1e-12
+    }
+    best = max(ratios, key=lambda f: (ratios[f], -f))
+    return best, splits[best][1]
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_gain_ratio_with_missing_values_counts_nan_rows_on_their_side(splitter):
+    """With NaN, a split's information counts the NaN rows on the side they go to."""
+    n_discriminating = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        n = 300
+        X = np.column_stack(
+            [rng.integers(0, 2, n), rng.integers(0, 5, n), rng.integers(0, 40, n)]
+        ).astype(np.float32)
+        y = ((X[:, 0] + (X[:, 1] > 2) + (X[:, 2] > 25) + rng.integers(0, 2, n)) % 3).astype(int)
+        X[rng.random((n, 3)) < 0.4] = np.nan
+        est = dtjit.DecisionTreeClassifier(criterion="gain_ratio", max_depth=5, splitter=splitter)
+        tree = est.fit(X, y).tree_
+        rows = node_rows(tree, X)
+        for node in np.flatnonzero(tree.children_left >= 0):
+            r = rows[node]
+            expected = _c45_choice_with_missing(X[r], y[r], 3)
+            assert (tree.feature[node], tree.threshold[node]) == expected, f"seed {seed} node {node}"
+            n_discriminating += _c45_choice_with_missing(X[r], y[r], 3, False) != expected
+    assert n_discriminating > 0  # some node's choice depends on counting the NaN rows
 
 
 def test_gain_ratio_random_splitter_and_max_features_run():

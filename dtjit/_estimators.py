@@ -14,7 +14,18 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _binning, _blocks, _builder, _display, _predict, _prune, _splitter
+from . import (
+    _binning,
+    _blocks,
+    _builder,
+    _category_encoding,
+    _display,
+    _predict,
+    _predict_categorical,
+    _prune,
+    _splitter,
+)
+from ._categorical import MAX_CATEGORIES
 from ._jit import (
     CRITERION_CODES,
     PARALLEL_MIN_WORK,
@@ -58,12 +69,27 @@ class BaseDecisionTree(BaseEstimator):
         "min_impurity_decrease": [Interval(numbers.Real, 0.0, None, closed="left")],
         "n_jobs": [numbers.Integral, None],
         "ccp_alpha": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
     }
 
     # -- fitting -----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any, sample_weight: Any, *, is_classifier: bool) -> Any:
         self._validate_params()
         n_threads = resolve_n_jobs(self.n_jobs)
+        raw_X = X
+        cat_features = np.zeros(0, dtype=np.int64)
+        if self.categorical_features is not None:
+            if self.splitter == "random":
+                raise ValueError(
+                    "categorical_features is not supported with splitter='random'; use "
+                    "splitter='best' or 'hist'."
+                )
+            if not hasattr(X, "shape"):
+                X = np.asarray(X, dtype=object)
+            if len(X.shape) != 2:
+                raise ValueError(f"Expected a 2-D X, got shape {X.shape}.")
+            cat_features = _category_encoding.resolve_features(self.categorical_features, X)
+        X, mapped_categories, from_values = _category_encoding.map_values_fit(X, cat_features)
         X, y = validate_data(
             self,
             X,
@@ -72,8 +98,20 @@ class BaseDecisionTree(BaseEstimator):
             order="C",
             ensure_min_samples=2,
             y_numeric=not is_classifier,
+            ensure_all_finite=cat_features.size == 0,
         )
         n_samples, n_features = X.shape
+        if cat_features.size:
+            # Categorical columns may hold NaN (a missing category); numeric ones may not.
+            _category_encoding.check_numeric_finite(X, cat_features)
+            _category_encoding.check_codes(X, cat_features, raw_X, limit=MAX_CATEGORIES)
+        columns = _category_encoding.learn_columns(
+            X, cat_features, mapped_categories, from_values
+        )
+        self.categorical_features_ = columns.features
+        self.categories_ = columns.categories
+        self._categories_from_values = columns.from_values
+        cat_slot, n_words = _category_encoding.split_layout(columns, n_features)
         if is_classifier:
             check_classification_targets(y)
             self.classes_, y_encoded = np.unique(y, return_inverse=True)
@@ -172,17 +210,22 @@ class BaseDecisionTree(BaseEstimator):
         )  # fmt: skip
         with numba_threads(n_threads):
             if self.splitter == "hist":
-                binned = _binning.bin_features(X, int(self.max_bins), n_threads)
-                built = _builder.build_hist(*binned, *build_args)
+                max_bins = int(self.max_bins)
+                binned = _category_encoding.bin_with_categories(
+                    X, columns, lambda A: _binning.bin_features(A, max_bins, n_threads)
+                )
+                built, node_bits = _builder.build_hist(
+                    *binned[:4], *build_args, cat_slot, binned[4], n_words
+                )
                 del binned
             else:
                 if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:
                     sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
                 else:
                     sorted_idx, sorted_val = _splitter.presort_serial(X)
-                built = _builder.build(
+                built, node_bits = _builder.build(
                     sorted_idx, sorted_val, _splitter.sorted_codes(sorted_idx, code),
-                    *build_args, self.splitter == "random",
+                    *build_args, self.splitter == "random", cat_slot, n_words,
                 )  # fmt: skip
                 del sorted_idx, sorted_val
         (
@@ -215,11 +258,13 @@ class BaseDecisionTree(BaseEstimator):
         }
         if max_leaf_nodes > 0:  # best-first ids are in creation order
             arrays = _renumber_breadth_first(arrays)
+        categorical = _category_encoding.categorical_split_arrays(arrays, node_bits, cat_slot)
         self.n_outputs_ = 1
         tree = Tree(
             n_features=n_features,
             n_classes=[self.n_classes_] if is_classifier else [1],
             **arrays,
+            **categorical,
         )
         self.tree_ = _prune.prune_to_alpha(tree, float(self.ccp_alpha))
         return self
@@ -283,7 +328,19 @@ class BaseDecisionTree(BaseEstimator):
         kernels scan each block as they route it.
         """
         check_is_fitted(self, "tree_")
-        if not (
+        columns = self._categorical_columns()
+        if columns is not None:
+            raw_X = X
+            X = _category_encoding.map_values_predict(X, columns)
+            X = np.asarray(
+                validate_data(
+                    self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
+                )
+            )
+            # Codes beyond the known ones are unseen categories (routed with NaN); only
+            # values that cannot be codes are errors.
+            _category_encoding.check_codes(X, columns.features, raw_X, limit=np.inf)
+        elif not (
             type(X) is np.ndarray
             and X.ndim == 2
             and X.dtype in _FAST_PATH_DTYPES
@@ -303,6 +360,47 @@ class BaseDecisionTree(BaseEstimator):
             )
         return X
 
+    def _categorical_columns(self) -> _category_encoding.CategoricalColumns | None:
+        """The fitted categorical columns, or None when there are none."""
+        features = getattr(self, "categorical_features_", None)
+        if features is None or len(features) == 0:
+            return None
+        return _category_encoding.CategoricalColumns(
+            features=features,
+            categories=self.categories_,
+            from_values=self._categories_from_values,
+        )
+
+    def _categorical_tree_args(self) -> tuple[np.ndarray, ...]:
+        """The tree's arrays as the categorical traversal kernels take them."""
+        tree = self.tree_
+        columns = self._categorical_columns()
+        mask = (
+            columns.mask(tree.n_features)
+            if columns is not None
+            else np.zeros(tree.n_features, dtype=np.uint8)
+        )
+        return (
+            tree.feature, tree.threshold, tree.left, tree.missing_left, tree.categorical_set,
+            tree.category_bits, mask,
+        )  # fmt: skip
+
+    def _uses_categorical_kernels(self) -> bool:
+        return self._categorical_columns() is not None or self.tree_.has_categorical_splits
+
+    def _route_categorical(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
+        """:meth:`_route` for trees with subset splits or estimators with categorical columns."""
+        args = self._categorical_tree_args()
+        out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
+        rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
+        with numba_threads(resolve_n_jobs(self.n_jobs)):
+            for start, stop, block in _blocks.iter_float32_blocks(X, rows):
+                found = _predict_categorical.route_rows_categorical(
+                    block, *args, payload, out[start:stop]
+                )
+                _raise_for_unroutable(found)
+        return out
+
     def _route(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
         """Return ``payload[leaf]`` for the leaf each row of a validated X reaches.
 
@@ -314,9 +412,12 @@ class BaseDecisionTree(BaseEstimator):
         small copy); anything else is routed in blocks of about 16 MB, each converted to
         float32 on its own, in parallel when ``n_jobs`` allows and the block is large.
         """
-        packed = self.tree_.packed_nodes()
         flat = payload.ndim == 1
         payload = payload.reshape(len(payload), -1)  # a view: payloads are contiguous
+        if self._uses_categorical_kernels():
+            out = self._route_categorical(X, payload)
+            return out.reshape(-1) if flat else out
+        packed = self.tree_.packed_nodes()
         out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
         if X.size < PARALLEL_MIN_WORK:
             found = _predict.route_rows_serial(
@@ -383,9 +484,14 @@ class BaseDecisionTree(BaseEstimator):
         for _, _, block in _blocks.iter_float32_blocks(X, rows):
             indptr = np.empty(block.shape[0] + 1, dtype=np.int64)
             indices = np.empty(block.shape[0] * depth_bound, dtype=np.int64)
-            found, nnz = _predict.decision_path_rows(
-                block, *tree.packed_nodes(), depth_bound, indptr, indices
-            )
+            if self._uses_categorical_kernels():
+                found, nnz = _predict_categorical.decision_path_categorical(
+                    block, *self._categorical_tree_args(), depth_bound, indptr, indices
+                )
+            else:
+                found, nnz = _predict.decision_path_rows(
+                    block, *tree.packed_nodes(), depth_bound, indptr, indices
+                )
             _raise_for_unroutable(found)
             data = np.ones(nnz, dtype=np.int64)
             blocks.append(
@@ -515,6 +621,18 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         Most bins per feature for ``splitter="hist"`` (2 to 255); ignored by the other
         splitters. A feature with at most ``max_bins`` distinct values gets one bin per
         value; others get quantile bins computed on at most 200,000 sampled rows.
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
+        Columns split by category subsets instead of thresholds: column indices, column
+        names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``
+        columns). A listed column holds non-negative integer codes, or (in a DataFrame)
+        ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
+        a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
+        (codes plus missing) with ``"hist"``; not with ``"random"``. Binary classification
+        and regression find the optimal subset by ordering categories by class-1 rate /
+        mean target; multiclass searches all subsets up to 12 present categories and one
+        ordering per class beyond. A category (or NaN) unseen at a node during fit follows
+        that node's ``missing_left`` direction at predict time. See
+        :mod:`dtjit._categorical` for the exact rules.
 
     Attributes
     ----------
@@ -530,6 +648,11 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         Number of outputs (1).
     max_features_ : int
         The resolved ``max_features``.
+    categorical_features_ : ndarray of int64
+        Indices of the categorical columns (empty without any).
+    categories_ : list of ndarray
+        Per categorical column (in the order of ``categorical_features_``), the known
+        categories: the values mapped to codes ``0 .. k-1``, or the integer codes seen in fit.
     tree_ : Tree
         The fitted tree as flat arrays (see :class:`dtjit.Tree`), pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
@@ -578,6 +701,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         n_jobs: int | None = None,
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
+        categorical_features: Any = None,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -593,6 +717,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.n_jobs = n_jobs
         self.ccp_alpha = ccp_alpha
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeClassifier:
         """Build the tree from the training set (X, y).
@@ -711,6 +836,18 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         (scikit-learn's semantics); 0 prunes nothing. See :mod:`dtjit.pruning`.
     max_bins : int, default=255
         Most bins per feature for ``splitter="hist"`` (2 to 255); ignored otherwise.
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
+        Columns split by category subsets instead of thresholds: column indices, column
+        names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``
+        columns). A listed column holds non-negative integer codes, or (in a DataFrame)
+        ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
+        a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
+        (codes plus missing) with ``"hist"``; not with ``"random"``. Binary classification
+        and regression find the optimal subset by ordering categories by class-1 rate /
+        mean target; multiclass searches all subsets up to 12 present categories and one
+        ordering per class beyond. A category (or NaN) unseen at a node during fit follows
+        that node's ``missing_left`` direction at predict time. See
+        :mod:`dtjit._categorical` for the exact rules.
 
     Attributes
     ----------
@@ -722,6 +859,11 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         Number of outputs (1).
     max_features_ : int
         The resolved ``max_features``.
+    categorical_features_ : ndarray of int64
+        Indices of the categorical columns (empty without any).
+    categories_ : list of ndarray
+        Per categorical column (in the order of ``categorical_features_``), the known
+        categories: the values mapped to codes ``0 .. k-1``, or the integer codes seen in fit.
     tree_ : Tree
         The fitted tree as flat arrays, pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
@@ -766,6 +908,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         n_jobs: int | None = None,
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
+        categorical_features: Any = None,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -780,6 +923,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.n_jobs = n_jobs
         self.ccp_alpha = ccp_alpha
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeRegressor:
         """Build the tree from the training set (X, y).

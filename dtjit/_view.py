@@ -46,13 +46,18 @@ class Condition:
         Column index of the split feature.
     name : str
         Its display name.
-    op : {"<=", ">"}
-        ``"<="`` on the left edge, ``">"`` on the right edge.
+    op : {"<=", ">", "in", "not in"}
+        ``"<="`` on the left edge, ``">"`` on the right edge of a threshold split;
+        ``"in"`` for a categorical (subset) split (``"not in"`` on the right edge when the
+        known categories are not available, e.g. for a bare ``Tree``).
     threshold : float
-        The split threshold (float64, exact).
+        The split threshold (float64, exact); NaN for a categorical split.
     missing : bool
-        True when a missing value (NaN) follows this edge too. Always False while fit
-        rejects NaN (see :attr:`TreeView.routes_missing`).
+        True when a missing value (NaN) follows this edge too. For threshold splits always
+        False while fit rejects NaN (see :attr:`TreeView.routes_missing`); for categorical
+        splits the learned direction, which unseen categories follow as well.
+    categories : tuple of str or None
+        The categories of a categorical split's edge (with ``"not in"``: those excluded).
     """
 
     feature: int
@@ -60,6 +65,7 @@ class Condition:
     op: str
     threshold: float
     missing: bool = False
+    categories: tuple[str, ...] | None = None
 
     def text(self, decimals: int, *, with_name: bool = True, align: bool = False) -> str:
         """Word the condition, e.g. ``petal width <= 0.80`` or ``> 0.80 or missing``.
@@ -75,7 +81,10 @@ class Condition:
             ``export_text`` layout).
         """
         op = f"{self.op:<2}" if align else self.op
-        words = f"{op} {self.threshold:.{decimals}f}"
+        if self.categories is not None:
+            words = f"{self.op} {{{', '.join(self.categories)}}}"
+        else:
+            words = f"{op} {self.threshold:.{decimals}f}"
         if with_name:
             words = f"{self.name} {words}"
         if self.missing:
@@ -84,13 +93,16 @@ class Condition:
 
     def to_record(self) -> dict[str, Any]:
         """Return the condition as plain Python types (for records and JSON)."""
-        return {
+        record: dict[str, Any] = {
             "feature": self.feature,
             "name": self.name,
             "op": self.op,
-            "threshold": self.threshold,
+            "threshold": None if self.categories is not None else self.threshold,
             "missing": self.missing,
         }
+        if self.categories is not None:
+            record["categories"] = list(self.categories)
+        return record
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,9 @@ class TreeView:
     # scikit-learn's default, the larger child). Set this from the model once fit learns
     # where NaN goes, and every view shows it.
     routes_missing: bool = False
+    # Per feature, the (code, label) of each known category of a categorical column, None
+    # for numeric columns; None altogether when unknown (a bare Tree).
+    category_labels: list[list[tuple[int, str]] | None] | None = None
     depth: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
 
     @property
@@ -267,12 +282,37 @@ def edge_condition(view: TreeView, node: int, *, left: bool) -> Condition:
     tree = view.tree
     f = int(tree.feature[node])
     goes_left_if_missing = bool(tree.missing_go_to_left[node])
+    categorical_set = getattr(tree, "categorical_set", None)
+    if categorical_set is not None and categorical_set[node] >= 0:
+        return _subset_condition(view, node, f, left=left)
     return Condition(
         feature=f,
         name=view.feature_names[f],
         op="<=" if left else ">",
         threshold=float(tree.threshold[node]),
         missing=view.routes_missing and goes_left_if_missing == left,
+    )
+
+
+def _subset_condition(view: TreeView, node: int, f: int, *, left: bool) -> Condition:
+    """The condition of one edge of a categorical split: the categories that follow it."""
+    tree = view.tree
+    left_codes = set(tree.category_set(node).tolist())
+    missing_left = bool(tree.missing_go_to_left[node])
+    known = None if view.category_labels is None else view.category_labels[f]
+    if known is None:  # labels unknown: name the left set's codes on both edges
+        op = "in" if left else "not in"
+        names = tuple(str(c) for c in sorted(left_codes))
+    else:
+        op = "in"
+        names = tuple(label for code, label in known if (code in left_codes) == left)
+    return Condition(
+        feature=f,
+        name=view.feature_names[f],
+        op=op,
+        threshold=float("nan"),
+        missing=missing_left == left,
+        categories=names,
     )
 
 
@@ -362,7 +402,9 @@ def resolve_view(
                 f"class_names has {len(names)} names, the tree has {len(classes)} classes."
             )
     criterion = getattr(estimator, "criterion", None)
+    columns = getattr(estimator, "_categorical_columns", lambda: None)()
     return TreeView(
+        category_labels=None if columns is None else columns.category_labels(n_features),
         tree=tree,
         feature_names=features,
         class_names=names,

@@ -206,8 +206,9 @@ def map_values_predict(X: Any, columns: CategoricalColumns) -> Any:
             continue
         column = X.iloc[:, int(f)]
         values = column.astype(object) if _column_is_category(column) else column
-        cat = pd.Categorical(values, categories=pd.Index(cats, dtype=object))
-        out.isetitem(int(f), _codes_as_float(cat.codes))
+        # -1 for a value not among the fit-time categories (and for NaN): missing.
+        codes = pd.Index(cats, dtype=object).get_indexer(values.to_numpy(dtype=object))
+        out.isetitem(int(f), _codes_as_float(codes))
     return out
 
 

@@ -110,7 +110,7 @@ class BaseDecisionTree(BaseEstimator):
         )
         self.categorical_features_ = columns.features
         self.categories_ = columns.categories
-        self._categories_from_values = columns.from_values
+        self.categories_from_values_ = columns.from_values
         cat_slot, n_words = _category_encoding.split_layout(columns, n_features)
         if is_classifier:
             check_classification_targets(y)
@@ -368,7 +368,7 @@ class BaseDecisionTree(BaseEstimator):
         return _category_encoding.CategoricalColumns(
             features=features,
             categories=self.categories_,
-            from_values=self._categories_from_values,
+            from_values=self.categories_from_values_,
         )
 
     def _categorical_tree_args(self) -> tuple[np.ndarray, ...]:
@@ -653,6 +653,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     categories_ : list of ndarray
         Per categorical column (in the order of ``categorical_features_``), the known
         categories: the values mapped to codes ``0 .. k-1``, or the integer codes seen in fit.
+    categories_from_values_ : list of bool
+        Per categorical column, whether its values were mapped to codes (pandas category or
+        string values) rather than taken as integer codes.
     tree_ : Tree
         The fitted tree as flat arrays (see :class:`dtjit.Tree`), pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
@@ -864,6 +867,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     categories_ : list of ndarray
         Per categorical column (in the order of ``categorical_features_``), the known
         categories: the values mapped to codes ``0 .. k-1``, or the integer codes seen in fit.
+    categories_from_values_ : list of bool
+        Per categorical column, whether its values were mapped to codes (pandas category or
+        string values) rather than taken as integer codes.
     tree_ : Tree
         The fitted tree as flat arrays, pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)

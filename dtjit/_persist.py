@@ -161,7 +161,7 @@ def _categorical_header(model: BaseDecisionTree) -> dict[str, Any]:
     return {
         "features": [int(f) for f in features],
         "categories": categories,
-        "from_values": [bool(v) for v in getattr(model, "_categories_from_values", [])],
+        "from_values": [bool(v) for v in getattr(model, "categories_from_values_", [])],
     }
 
 
@@ -188,7 +188,7 @@ def _restore_categorical(model: BaseDecisionTree, entry: Any, n_features: int) -
         np.asarray(c, dtype=object) if mapped else np.asarray(c, dtype=np.int64)
         for c, mapped in zip(categories, from_values, strict=True)
     ]
-    model._categories_from_values = list(from_values)
+    model.categories_from_values_ = list(from_values)
 
 
 def _from_json(value: Any) -> Any:

@@ -456,3 +456,18 @@ def test_regression_on_cpu_vendor(shared_data):
     hist = DecisionTreeRegressor(max_depth=3, splitter="hist", categorical_features=["vendor"])
     assert reg.score(df, y) > 0.8
     assert hist.fit(df, y).score(df, y) > 0.8
+
+
+def test_cli_fit_categorical(shared_data, tmp_path, capsys):
+    from dtjit.cli import main
+
+    model = tmp_path / "spam.npz"
+    data = str(shared_data / "textbook" / "spam_words.csv")
+    code = main(["fit", data, "--target", "spam", "-o", str(model),
+                 "--categorical", "sender_domain,contains_free", "--criterion", "entropy"])  # fmt: skip
+    assert code == 0
+    loaded = dtjit.load(model)
+    assert list(loaded.categories_[0]) == ["Com", "Edu", "Org"]
+    assert "sender_domain in {" in export_text(loaded)
+    assert main(["fit", data, "--target", "spam", "-o", str(model)]) != 0
+    assert "--categorical sender_domain,contains_free" in capsys.readouterr().err

@@ -308,10 +308,14 @@ def evaluate_batch(
             left_ids, right_ids = split_segment_ids(
                 idx, sorted_val[best_f], start, end, node_bits[node]
             )
-            weight_left = segment_stats(left_ids, 0, left_ids.shape[0], code, contrib,
-                                        sample_weight, y, is_regression, child_stats[k, 0])  # fmt: skip
-            weight_right = segment_stats(right_ids, 0, right_ids.shape[0], code, contrib,
-                                         sample_weight, y, is_regression, child_stats[k, 1])  # fmt: skip
+            weight_left = segment_stats(
+                left_ids, 0, left_ids.shape[0], code, contrib, sample_weight, y,
+                is_regression, child_stats[k, 0],
+            )  # fmt: skip
+            weight_right = segment_stats(
+                right_ids, 0, right_ids.shape[0], code, contrib, sample_weight, y,
+                is_regression, child_stats[k, 1],
+            )  # fmt: skip
         else:
             weight_left = segment_stats(
                 idx, start, pos, code, contrib, sample_weight, y, is_regression,

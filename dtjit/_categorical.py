@@ -82,8 +82,25 @@ def category_goes_left(x, bits, missing_left):
 
 
 @inline_kernel
-def scan_prefixes(order, m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_sweep,
-                  criterion, min_samples_leaf, min_weight_leaf, left, best_proxy, side):  # fmt: skip
+def valid_split_proxy(left, total, weight_left, weight, n_left, n_rows, n_sweep, criterion,
+                      min_samples_leaf, min_weight_leaf):  # fmt: skip
+    """Proxy of a left side, or ``-inf`` when a child breaks the leaf rules."""
+    weight_right = weight - weight_left
+    if (
+        n_left < min_samples_leaf
+        or n_rows - n_left < min_samples_leaf
+        or weight_left < min_weight_leaf
+        or weight_right < min_weight_leaf
+    ):
+        return NO_SPLIT
+    return split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+
+
+@inline_kernel
+def scan_prefixes(
+    order, m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_sweep, criterion,
+    min_samples_leaf, min_weight_leaf, left, best_proxy, side,
+):  # fmt: skip
     """Score the ``m - 1`` prefixes of ``order`` as left sets; keep a strictly better one.
 
     On improvement ``side[j]`` is rewritten (1: category ``j`` goes left). Returns the best
@@ -100,15 +117,10 @@ def scan_prefixes(order, m, cat_stats, cat_weight, cat_count, total, weight, n_r
             left[c] += cat_stats[j, c]
         weight_left += cat_weight[j]
         n_left += cat_count[j]
-        weight_right = weight - weight_left
-        if (
-            n_left < min_samples_leaf
-            or n_rows - n_left < min_samples_leaf
-            or weight_left < min_weight_leaf
-            or weight_right < min_weight_leaf
-        ):
-            continue
-        proxy = split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+        proxy = valid_split_proxy(
+            left, total, weight_left, weight, n_left, n_rows, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf,
+        )  # fmt: skip
         if proxy > best_proxy:
             best_proxy = proxy
             best_t = t
@@ -142,15 +154,10 @@ def scan_subsets(m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_s
                     left[c] += cat_stats[j, c]
                 weight_left += cat_weight[j]
                 n_left += cat_count[j]
-        weight_right = weight - weight_left
-        if (
-            n_left < min_samples_leaf
-            or n_rows - n_left < min_samples_leaf
-            or weight_left < min_weight_leaf
-            or weight_right < min_weight_leaf
-        ):
-            continue
-        proxy = split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+        proxy = valid_split_proxy(
+            left, total, weight_left, weight, n_left, n_rows, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf,
+        )  # fmt: skip
         if proxy > best_proxy:
             best_proxy = proxy
             best_mask = mask
@@ -423,7 +430,7 @@ def categorical_splits_binned(nodes, candidate, cat_slot, nan_bin, bin_offset, n
                               node_end, node_stats, node_weight, rows, codes, code, contrib,
                               sample_weight, n_sweep, criterion, min_samples_leaf,
                               min_weight_leaf, out_proxy, out_bits):  # fmt: skip
-    """What :func:`categorical_splits_presorted` does, over binned rows (``splitter="hist"``).
+    """Do what :func:`categorical_splits_presorted` does, over binned rows (``splitter="hist"``).
 
     Notes
     -----

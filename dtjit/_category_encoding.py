@@ -22,8 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from ._categorical import MAX_CATEGORIES
-
 HIST_MAX_BINS = 256
 
 

@@ -215,7 +215,9 @@ def _training_table(path, fmt, target, target_file, drop, categorical=()) -> Tra
         features = table.drop(columns=[target, *drop])
     unknown = [c for c in categorical if c not in features.columns]
     if unknown:
-        raise ValueError(f"--categorical: no feature column {_listing(unknown)} in {os.fspath(path)}.")
+        raise ValueError(
+            f"--categorical: no feature column {_listing(unknown)} in {os.fspath(path)}."
+        )
     non_numeric = [c for c in _non_numeric_columns(features) if c not in categorical]
     if non_numeric:
         listed = ",".join(non_numeric)

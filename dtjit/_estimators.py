@@ -361,7 +361,7 @@ class BaseDecisionTree(BaseEstimator):
         return X
 
     def _categorical_columns(self) -> _category_encoding.CategoricalColumns | None:
-        """The fitted categorical columns, or None when there are none."""
+        """Return the fitted categorical columns, or None when there are none."""
         features = getattr(self, "categorical_features_", None)
         if features is None or len(features) == 0:
             return None
@@ -372,7 +372,7 @@ class BaseDecisionTree(BaseEstimator):
         )
 
     def _categorical_tree_args(self) -> tuple[np.ndarray, ...]:
-        """The tree's arrays as the categorical traversal kernels take them."""
+        """Return the tree's arrays as the categorical traversal kernels take them."""
         tree = self.tree_
         columns = self._categorical_columns()
         mask = (

@@ -147,7 +147,7 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
 
 
 def _categorical_header(model: BaseDecisionTree) -> dict[str, Any]:
-    """The categorical columns and their categories as JSON (str / int / float / bool values)."""
+    """Return the categorical columns and their categories as JSON (str/int/float/bool)."""
     features = getattr(model, "categorical_features_", np.zeros(0, dtype=np.int64))
     categories = []
     for cats in getattr(model, "categories_", []):

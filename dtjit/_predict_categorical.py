@@ -21,7 +21,7 @@ from ._predict import ROWS_FINITE, ROWS_HAVE_INF, ROWS_HAVE_NAN, ROWS_PER_TASK
 
 @inline_kernel
 def next_node(x, node, threshold, left, missing_left, categorical_set, category_bits):
-    """The child of split ``node`` a row with value ``x`` of its split feature goes to."""
+    """Return the child of split ``node`` that a row with split value ``x`` goes to."""
     k = categorical_set[node]
     if k >= 0:
         go_left = category_goes_left(x, category_bits[k], missing_left[node])

@@ -295,7 +295,7 @@ def edge_condition(view: TreeView, node: int, *, left: bool) -> Condition:
 
 
 def _subset_condition(view: TreeView, node: int, f: int, *, left: bool) -> Condition:
-    """The condition of one edge of a categorical split: the categories that follow it."""
+    """Return the condition of one edge of a categorical split (its categories)."""
     tree = view.tree
     left_codes = set(tree.category_set(node).tolist())
     missing_left = bool(tree.missing_go_to_left[node])

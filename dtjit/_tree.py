@@ -401,7 +401,8 @@ def check_tree(tree: Tree) -> None:
         where=split,
     )
     _check_categorical(tree, n_nodes, is_leaf, split)
-    numeric = split[tree.categorical_set[split] < 0]
+    categorical_set = getattr(tree, "categorical_set", np.full(n_nodes, -1))
+    numeric = split[categorical_set[split] < 0]
     _first_bad(
         ~np.isfinite(tree.threshold[numeric]), "split threshold is not finite", where=numeric
     )
@@ -420,7 +421,12 @@ def check_tree(tree: Tree) -> None:
 
 
 def _check_categorical(tree: Tree, n_nodes: int, is_leaf: np.ndarray, split: np.ndarray) -> None:
-    """Check ``categorical_set`` / ``category_bits``: dtypes, shapes, indices, NaN thresholds."""
+    """Check ``categorical_set`` / ``category_bits``: dtypes, shapes, indices, NaN thresholds.
+
+    An object with neither attribute (e.g. a scikit-learn tree) has no categorical splits.
+    """
+    if not any(hasattr(tree, name) for name in CATEGORICAL_ARRAYS):
+        return
     for name, (dtype, ndim) in CATEGORICAL_ARRAYS.items():
         a = getattr(tree, name, None)
         if not isinstance(a, np.ndarray):

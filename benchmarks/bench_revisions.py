@@ -154,7 +154,8 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for case, r in report["cases"].items():
         lines.append(
-            f"| {CASES[case][0]} | {r['baseline_s']:.3f} | {r['current_s']:.3f} | {r['ratio']:.3f} |"
+            f"| {CASES[case][0]} | {r['baseline_s']:.3f} | {r['current_s']:.3f} "
+            f"| {r['ratio']:.3f} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -180,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     dirty = bool(
         subprocess.run(
             ["git", "-C", str(REPO), "status", "--porcelain", "--", "dtjit"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()  # fmt: skip
     )
     with tempfile.TemporaryDirectory(prefix="dtjit-baseline-") as tmp:

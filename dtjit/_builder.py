@@ -26,6 +26,14 @@ from ._absolute_error import (
     absolute_error_splits_serial,
     rank_targets,
 )
+from ._categorical import (
+    categorical_splits_binned,
+    categorical_splits_presorted,
+    mark_goes_left,
+    order_bins_left_first,
+    restore_bins,
+    split_segment_ids,
+)
 from ._criterion import impurity_improvement, node_impurity, poisson_loss
 from ._gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
 from ._hist import (
@@ -207,15 +215,43 @@ def accept_split(
     splits[7][k] = missing
 
 
+@inline_kernel
+def hold_categorical_candidates(candidate, cat_slot, node_bits):
+    """Take the categorical columns out of ``candidate`` for the numeric sweeps.
+
+    Returns
+    -------
+    cat_candidate : ndarray of uint8
+        A copy of ``candidate`` before the categorical columns were cleared in it.
+    out_bits : ndarray of uint64, shape (n_batch, n_categorical, n_words + 1)
+        Room for one split row per (node, categorical feature); no columns without
+        categorical features.
+    """
+    n_categorical = 0
+    for f in range(cat_slot.shape[0]):
+        if cat_slot[f] >= 0:
+            n_categorical += 1
+    cat_candidate = candidate.copy()
+    for f in range(cat_slot.shape[0]):
+        if cat_slot[f] >= 0:
+            candidate[:, f] = 0
+    out_bits = np.zeros((candidate.shape[0], n_categorical, node_bits.shape[1]), dtype=np.uint64)
+    return cat_candidate, out_bits
+
+
 @kernel
 def evaluate_batch(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
     is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
-    random_split, mdl_stop,
+    random_split, mdl_stop, cat_slot, node_bits,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
+
+    Categorical features (``cat_slot[f] >= 0``, see ``_categorical``) get a subset split;
+    when one wins, its split row goes to ``node_bits[node]`` and its ``threshold`` is the
+    node id (the estimator turns both into the tree's bitset table).
 
     With ``random_split`` (``splitter="random"``) each searched non-constant feature gets one
     threshold drawn uniformly between the node's smallest and largest value, and the best of
@@ -287,6 +323,7 @@ def evaluate_batch(
                         out_missing[s, f] = rand_below(rng_state, 2)
                 else:
                     candidate[s, f] = 0
+    cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
     if criterion == ABSOLUTE_ERROR:
         max_segment = 0
         for node in search_nodes:
@@ -320,6 +357,12 @@ def evaluate_batch(
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
             out_missing,
         )  # fmt: skip
+    if out_bits.shape[1] > 0:
+        categorical_splits_presorted(
+            search_nodes, cat_candidate, cat_slot, node_start, node_end, node_stats,
+            node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
+            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
+        )  # fmt: skip
 
     for s in range(n_searched):
         node = search_nodes[s]
@@ -338,14 +381,35 @@ def evaluate_batch(
         pos = out_pos[s, best_f]
         missing = out_missing[s, best_f]
         idx = sorted_idx[best_f]
-        # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
-        n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
-        end_right = end - n_missing_left
-        weight_left = segment_stats(idx, start, pos, end_right, end, code, contrib,
-                                    sample_weight, y, is_regression, child_stats[k, 0])  # fmt: skip
-        weight_right = segment_stats(idx, pos, end_right, end_right, end_right, code, contrib,
-                                     sample_weight, y, is_regression,
-                                     child_stats[k, 1])  # fmt: skip
+        if cat_slot[best_f] >= 0:
+            # A subset split: its rows are not a prefix of the sorted segment. (NaN is one
+            # of its categories: its side is in the split row, not in out_missing.)
+            node_bits[node] = out_bits[s, cat_slot[best_f]]
+            out_threshold[s, best_f] = node
+            left_ids, right_ids = split_segment_ids(
+                idx, sorted_val[best_f], start, end, node_bits[node]
+            )
+            n_missing_left = 0
+            weight_left = segment_stats(
+                left_ids, np.int64(0), left_ids.shape[0], np.int64(0), np.int64(0), code,
+                contrib, sample_weight, y, is_regression, child_stats[k, 0],
+            )  # fmt: skip
+            weight_right = segment_stats(
+                right_ids, np.int64(0), right_ids.shape[0], np.int64(0), np.int64(0), code,
+                contrib, sample_weight, y, is_regression, child_stats[k, 1],
+            )  # fmt: skip
+        else:
+            # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
+            n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
+            end_right = end - n_missing_left
+            weight_left = segment_stats(
+                idx, start, pos, end_right, end, code, contrib, sample_weight, y,
+                is_regression, child_stats[k, 0],
+            )  # fmt: skip
+            weight_right = segment_stats(
+                idx, pos, end_right, end_right, end_right, code, contrib, sample_weight, y,
+                is_regression, child_stats[k, 1],
+            )  # fmt: skip
         accept_split(
             k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
             weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
@@ -392,7 +456,7 @@ def apply_splits(
     nodes, split_feature, split_pos, split_threshold, split_missing, child_stats, child_weight,
     child_impurity, node_count, feature, threshold, left, right, missing_left, node_start, node_end,
     node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val, sorted_code,
-    goes_left, parallel, n_chunks,
+    goes_left, parallel, n_chunks, cat_slot, node_bits,
 ):  # fmt: skip
     """Split the batch nodes whose ``split_feature >= 0``; children get ids from ``node_count``.
 
@@ -430,16 +494,24 @@ def apply_splits(
             node_impurity_,
         )  # fmt: skip
         node_count += 2
-        # The split feature is sorted with NaN last, so its first pos - start samples are
-        # the left child, unless NaN goes left: then the NaN tail joins them, and the
-        # split feature's own segment is partitioned like the others' (left | NaN | right
-        # becomes left, NaN | right, each child with its NaN last).
-        n_missing_left = count_missing(sorted_val[f], start, end) if split_missing[k] == 1 else 0
-        end_right = end - n_missing_left
-        for p in range(start, end):
-            goes_left[idx[p]] = p < pos - n_missing_left or p >= end_right
         split_nodes[n_split] = node
-        split_features[n_split] = f if n_missing_left == 0 else -1
+        if cat_slot[f] >= 0:
+            # A subset split: rows go by category, and the split feature's own segment
+            # must be partitioned too (-1 matches no feature in the partition).
+            mark_goes_left(idx, sorted_val[f], start, end, node_bits[node], goes_left)
+            split_features[n_split] = -1
+        else:
+            # The split feature is sorted with NaN last, so its first pos - start samples
+            # are the left child, unless NaN goes left: then the NaN tail joins them, and
+            # the split feature's own segment is partitioned like the others' (left | NaN |
+            # right becomes left, NaN | right, each child with its NaN last).
+            n_missing_left = (
+                count_missing(sorted_val[f], start, end) if split_missing[k] == 1 else 0
+            )
+            end_right = end - n_missing_left
+            for p in range(start, end):
+                goes_left[idx[p]] = p < pos - n_missing_left or p >= end_right
+            split_features[n_split] = f if n_missing_left == 0 else -1
         n_split += 1
         max_segment = max(max_segment, end - start)
         work += end - start
@@ -461,7 +533,7 @@ def build(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop, random_split,
+    n_chunks, mdl_stop, random_split, cat_slot, n_words,
 ):  # fmt: skip
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
 
@@ -498,6 +570,10 @@ def build(
         Make a node a leaf when its best split fails the MDLP test (classification).
     random_split : bool
         ``splitter="random"``: score one random threshold per candidate feature.
+    cat_slot : ndarray of int32, shape (n_features,)
+        Position of each feature among the categorical ones, ``-1`` for numeric features.
+    n_words : int
+        uint64 words of a category bitset (see ``_categorical``).
 
     Returns
     -------
@@ -505,6 +581,9 @@ def build(
         ``feature, threshold, left, right, missing_left, depth, node_stats, weight, impurity,
         n_node_samples``, truncated to the node count. Node ids are breadth-first for
         level-wise growth, creation order for best-first growth.
+    node_bits : ndarray of uint64, shape (node_count, n_words + 1)
+        The split row of each categorical split node, indexed by the node id stored in its
+        ``threshold`` (creation ids; rows of other nodes are unused).
 
     Notes
     -----
@@ -516,6 +595,7 @@ def build(
     capacity = INITIAL_CAPACITY
     tree = new_nodes(capacity, n_stats)
     goes_left = np.zeros(n_samples, dtype=np.uint8)
+    node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     weight_root = init_root(tree, sorted_idx[0], code, contrib, sample_weight, y, is_regression,
                             criterion)  # fmt: skip
     node_count = np.int64(1)
@@ -532,7 +612,7 @@ def build(
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
             min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel, random_split, mdl_stop,
+            parallel, random_split, mdl_stop, cat_slot, node_bits,
         )  # fmt: skip
         if best_first:
             frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
@@ -542,6 +622,8 @@ def build(
             batch, splits, heap_size = pop_best(frontier, heap_size)
         capacity, tree, frontier = make_room(batch, splits[0], node_count, capacity, tree,
                                              frontier, best_first)  # fmt: skip
+        if capacity > node_bits.shape[0]:
+            node_bits = grow(node_bits, capacity, np.int64(0))
         (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         split_feature, split_pos, split_threshold, _, child_stats, child_weight, child_impurity = (
@@ -552,10 +634,11 @@ def build(
             batch, split_feature, split_pos, split_threshold, splits[7], child_stats,
             child_weight, child_impurity, node_count, feature, threshold, left, right, missing_left,
             node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-            sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks,
+            sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks, cat_slot,
+            node_bits,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
-    return finished_tree(tree, node_count)
+    return finished_tree(tree, node_count), node_bits[:node_count].copy()
 
 
 @inline_kernel
@@ -729,9 +812,12 @@ def evaluate_batch_hist(
     node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
     sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
     min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
-    weight_root, rng_state, parallel, n_chunks, mdl_stop,
+    weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot, nan_bin, node_bits,
 ):  # fmt: skip
     """Do what :func:`evaluate_batch` does, over histograms of binned data.
+
+    A categorical feature's bins are its codes (``nan_bin[f]``: the bin of a missing value,
+    ``-1`` if none); its subset split is stored as in :func:`evaluate_batch`.
 
     Returns the same arrays. The chosen split's rows are partitioned here (the pass that sums
     the children's statistics moves them too), so ``split_pos`` is final on return.
@@ -767,6 +853,7 @@ def evaluate_batch_hist(
             constant_features(hist_pool, node_slot[node], node_start[node], node_end[node],
                               codes, bin_offset, n_sweep, unit_weight, constant)  # fmt: skip
         draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
+    cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
 
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
     out_cut = np.empty((n_searched, n_features), dtype=np.int64)
@@ -786,6 +873,12 @@ def evaluate_batch_hist(
             n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
             out_threshold, out_missing,
         )  # fmt: skip
+    if out_bits.shape[1] > 0:
+        categorical_splits_binned(
+            search_nodes, cat_candidate, cat_slot, nan_bin, bin_offset, node_start, node_end,
+            node_stats, node_weight, rows, codes, code, contrib, sample_weight, n_sweep,
+            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
+        )  # fmt: skip
 
     n_chunks_split = min(n_chunks, n_searched)
     if parallel and n_chunks_split > 1 and work >= PARALLEL_MIN_WORK:
@@ -793,7 +886,8 @@ def evaluate_batch_hist(
             searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
             node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
             sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease,
-            splits, max_segment, n_chunks_split, mdl_stop,
+            splits, max_segment, n_chunks_split, mdl_stop, cat_slot, nan_bin,
+            node_bits, out_bits,
         )  # fmt: skip
     else:
         split_nodes(
@@ -801,7 +895,8 @@ def evaluate_batch_hist(
             out_missing,
             node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
             contrib, sample_weight, y, is_regression, criterion, weight_root,
-            min_impurity_decrease, splits, max_segment, mdl_stop,
+            min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits,
+            out_bits,
         )  # fmt: skip
     return splits
 
@@ -811,7 +906,7 @@ def split_nodes(
     first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
     node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
     sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
-    max_segment, mdl_stop,
+    max_segment, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
 ):  # fmt: skip
     """Reduce, partition and accept the best splits of searched nodes ``first .. stop - 1``.
 
@@ -824,6 +919,7 @@ def split_nodes(
     scratch_rows = np.empty(max_segment, dtype=np.int32)
     scratch_codes = np.empty((max_segment, codes.shape[1]), dtype=np.uint8)
     scratch_code = np.empty(max_segment, dtype=np.int32)
+    inverse = np.zeros(256, dtype=np.uint8)  # set by each subset split before use
     for s in range(first, stop):
         node = search_nodes[s]
         k = searched[s]
@@ -838,14 +934,27 @@ def split_nodes(
         if best_f < 0:
             continue
         missing = out_missing[s, best_f]
+        cut = out_cut[s, best_f] - bin_offset[best_f]
         # NaN sent left: the feature's NaN bin, its last, joins the left side.
         nan_code = bin_offset[best_f + 1] - bin_offset[best_f] - 1 if missing == 1 else -1
+        if cat_slot[best_f] >= 0:
+            # A subset split: recode the categories left-first, partition on the cut
+            # between the two groups, then restore the codes. Its NaN bin is one of the
+            # recoded categories, so no separate NaN code.
+            node_bits[node] = out_bits[s, cat_slot[best_f]]
+            out_threshold[s, best_f] = node
+            cut, inverse = order_bins_left_first(
+                codes, node_start[node], node_end[node], best_f, nan_bin[best_f],
+                node_bits[node],
+            )  # fmt: skip
+            nan_code = -1
         pos, weight_left, weight_right = partition_rows(
-            rows, node_start[node], node_end[node], codes, best_f,
-            out_cut[s, best_f] - bin_offset[best_f], nan_code, code, contrib, sample_weight, y,
-            is_regression, scratch_rows, scratch_codes, scratch_code, child_stats[k, 0],
-            child_stats[k, 1],
+            rows, node_start[node], node_end[node], codes, best_f, cut, nan_code, code,
+            contrib, sample_weight, y, is_regression, scratch_rows, scratch_codes, scratch_code,
+            child_stats[k, 0], child_stats[k, 1],
         )  # fmt: skip
+        if cat_slot[best_f] >= 0:
+            restore_bins(codes, node_start[node], node_end[node], best_f, inverse)
         accept_split(
             k, best_f, pos, out_threshold[s, best_f], missing, weight_left, weight_right,
             criterion, node_impurity_[node], node_weight[node], weight_root,
@@ -859,7 +968,7 @@ def split_nodes_parallel(
     searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
     node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
     is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
-    n_chunks, mdl_stop,
+    n_chunks, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
 ):  # fmt: skip
     """Run :func:`split_nodes` over ``n_chunks`` contiguous ranges of nodes on threads.
 
@@ -872,7 +981,7 @@ def split_nodes_parallel(
             search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
             node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
             is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
-            mdl_stop,
+            mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
         )  # fmt: skip
 
 
@@ -1006,7 +1115,7 @@ def build_hist(
     codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop,
+    n_chunks, mdl_stop, cat_slot, nan_bin, n_words,
 ):  # fmt: skip
     """Grow a tree over binned data (``splitter="hist"``); returns what :func:`build` does.
 
@@ -1022,8 +1131,10 @@ def build_hist(
         As in :func:`build`.
     max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease
         As in :func:`build`.
-    max_features, max_leaf_nodes, rng_state, parallel, n_chunks, mdl_stop
+    max_features, max_leaf_nodes, rng_state, parallel, n_chunks, mdl_stop, cat_slot, n_words
         As in :func:`build`.
+    nan_bin : ndarray of int64, shape (n_features,)
+        A categorical feature's bin of missing values (its largest), ``-1`` if none.
 
     Notes
     -----
@@ -1047,6 +1158,7 @@ def build_hist(
     frontier = new_frontier(capacity, n_stats)
     heap_size = np.int64(0)
     node_slot = np.full(capacity, -1, dtype=np.int64)
+    node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     hist_pool = np.empty((2, bin_offset[n_features], n_hist), dtype=np.float64)
     free_slots = np.array([1, 0], dtype=np.int64)
     n_free = 2
@@ -1073,7 +1185,8 @@ def build_hist(
             node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
             sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
             min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
-            max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop,
+            max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot,
+            nan_bin, node_bits,
         )  # fmt: skip
         for k in range(batch.shape[0]):
             if splits[0][k] < 0:  # a leaf for good: its histogram is no longer needed
@@ -1089,6 +1202,7 @@ def build_hist(
                                              frontier, best_first)  # fmt: skip
         if capacity > old_capacity:
             node_slot = grow(node_slot, capacity, np.int64(-1))
+            node_bits = grow(node_bits, capacity, np.int64(0))
         (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         first_child = node_count
@@ -1107,7 +1221,7 @@ def build_hist(
             min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
-    return finished_tree(tree, node_count)
+    return finished_tree(tree, node_count), node_bits[:node_count].copy()
 
 
 @kernel

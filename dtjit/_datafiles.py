@@ -125,6 +125,7 @@ def read_training_data(
     drop: Sequence[str] = (),
     x_key: str = "X",
     y_key: str = "y",
+    categorical: Sequence[str] = (),
 ) -> TrainingData:
     """Read a training set: a table with a target column, or arrays.
 
@@ -142,6 +143,8 @@ def read_training_data(
     x_key, y_key : str, default="X", "y"
         Array names inside an ``.npz``; ``y_key`` is used when neither ``target`` nor
         ``target_file`` is given.
+    categorical : sequence of str, default=()
+        Table columns that are categorical: they may hold text (the estimator maps it).
 
     Returns
     -------
@@ -159,7 +162,7 @@ def read_training_data(
         raise ValueError("give the target either as --target or as --target-file, not both.")
     fmt = file_format(path)
     if fmt in ("csv", "parquet"):
-        return _training_table(path, fmt, target, target_file, drop)
+        return _training_table(path, fmt, target, target_file, drop, categorical)
     if drop:
         raise ValueError("--drop names table columns; it does not apply to .npy / .npz arrays.")
     if fmt == "npy":
@@ -186,7 +189,7 @@ def read_training_data(
     return TrainingData(X=np.asarray(X), y=y, target_name=None)
 
 
-def _training_table(path, fmt, target, target_file, drop) -> TrainingData:
+def _training_table(path, fmt, target, target_file, drop, categorical=()) -> TrainingData:
     table = _read_table(path, fmt)
     columns = [str(c) for c in table.columns]
     table.columns = columns
@@ -210,12 +213,17 @@ def _training_table(path, fmt, target, target_file, drop) -> TrainingData:
         y = table[target].to_numpy()
         target_name = target
         features = table.drop(columns=[target, *drop])
-    non_numeric = _non_numeric_columns(features)
+    unknown = [c for c in categorical if c not in features.columns]
+    if unknown:
+        raise ValueError(
+            f"--categorical: no feature column {_listing(unknown)} in {os.fspath(path)}."
+        )
+    non_numeric = [c for c in _non_numeric_columns(features) if c not in categorical]
     if non_numeric:
-        drops = " ".join(f"--drop {c}" for c in non_numeric)
+        listed = ",".join(non_numeric)
         raise ValueError(
             f"{os.fspath(path)}: non-numeric feature column(s) {_listing(non_numeric)}; "
-            f"categorical features are not supported yet (leave them out with {drops})."
+            f"declare them with --categorical {listed} or leave them out with --drop."
         )
     if features.shape[1] == 0:
         raise ValueError(f"{os.fspath(path)}: no feature columns left besides the target.")

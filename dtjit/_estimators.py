@@ -14,8 +14,19 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _binning, _blocks, _builder, _display, _predict, _prune, _splitter
+from . import (
+    _binning,
+    _blocks,
+    _builder,
+    _category_encoding,
+    _display,
+    _predict,
+    _predict_categorical,
+    _prune,
+    _splitter,
+)
 from ._absolute_error import MEDIAN_STAT
+from ._categorical import MAX_CATEGORIES
 from ._jit import (
     ABSOLUTE_ERROR,
     CRITERION_CODES,
@@ -25,12 +36,14 @@ from ._jit import (
     numba_threads,
     resolve_n_jobs,
 )
-from ._tree import Tree
 from ._sklearn_link import register_with_sklearn_tree
+from ._tree import Tree
 
 # NaN in X is a missing value in fit and predict (infinity stays an error in both).
 ALLOW_NAN = True
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
+# Criteria the categorical subset search scores (dtjit._categorical).
+CATEGORICAL_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
 _FAST_PATH_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -61,12 +74,27 @@ class BaseDecisionTree(BaseEstimator):
         "min_impurity_decrease": [Interval(numbers.Real, 0.0, None, closed="left")],
         "n_jobs": [numbers.Integral, None],
         "ccp_alpha": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
     }
 
     # -- fitting -----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any, sample_weight: Any, *, is_classifier: bool) -> Any:
         self._validate_params()
         n_threads = resolve_n_jobs(self.n_jobs)
+        raw_X = X
+        cat_features = np.zeros(0, dtype=np.int64)
+        if self.categorical_features is not None:
+            if self.splitter == "random":
+                raise ValueError(
+                    "categorical_features is not supported with splitter='random'; use "
+                    "splitter='best' or 'hist'."
+                )
+            if not hasattr(X, "shape"):
+                X = np.asarray(X, dtype=object)
+            if len(X.shape) != 2:
+                raise ValueError(f"Expected a 2-D X, got shape {X.shape}.")
+            cat_features = _category_encoding.resolve_features(self.categorical_features, X)
+        X, mapped_categories, from_values = _category_encoding.map_values_fit(X, cat_features)
         X, y = validate_data(
             self,
             X,
@@ -79,6 +107,19 @@ class BaseDecisionTree(BaseEstimator):
         )
         n_samples, n_features = X.shape
         self.features_with_missing_ = np.isnan(X).any(axis=0)
+        if cat_features.size:
+            # NaN in a categorical column is a missing category, as in a numeric one.
+            _category_encoding.check_codes(X, cat_features, raw_X, limit=MAX_CATEGORIES)
+            if self.criterion not in CATEGORICAL_CRITERIA:
+                raise ValueError(
+                    f"categorical_features is not supported with criterion="
+                    f"{self.criterion!r} yet; use one of {sorted(CATEGORICAL_CRITERIA)}."
+                )
+        columns = _category_encoding.learn_columns(X, cat_features, mapped_categories, from_values)
+        self.categorical_features_ = columns.features
+        self.categories_ = columns.categories
+        self.categories_from_values_ = columns.from_values
+        cat_slot, n_words = _category_encoding.split_layout(columns, n_features)
         if is_classifier:
             check_classification_targets(y)
             self.classes_, y_encoded = np.unique(y, return_inverse=True)
@@ -185,17 +226,22 @@ class BaseDecisionTree(BaseEstimator):
         )  # fmt: skip
         with numba_threads(n_threads):
             if self.splitter == "hist":
-                binned = _binning.bin_features(X, int(self.max_bins), n_threads)
-                built = _builder.build_hist(*binned, *build_args)
+                max_bins = int(self.max_bins)
+                binned = _category_encoding.bin_with_categories(
+                    X, columns, lambda A: _binning.bin_features(A, max_bins, n_threads)
+                )
+                built, node_bits = _builder.build_hist(
+                    *binned[:4], *build_args, cat_slot, binned[4], n_words
+                )
                 del binned
             else:
                 if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:
                     sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
                 else:
                     sorted_idx, sorted_val = _splitter.presort_serial(X)
-                built = _builder.build(
+                built, node_bits = _builder.build(
                     sorted_idx, sorted_val, _splitter.sorted_codes(sorted_idx, code),
-                    *build_args, self.splitter == "random",
+                    *build_args, self.splitter == "random", cat_slot, n_words,
                 )  # fmt: skip
                 del sorted_idx, sorted_val
         (
@@ -230,11 +276,13 @@ class BaseDecisionTree(BaseEstimator):
         }
         if max_leaf_nodes > 0:  # best-first ids are in creation order
             arrays = _renumber_breadth_first(arrays)
+        categorical = _category_encoding.categorical_split_arrays(arrays, node_bits, cat_slot)
         self.n_outputs_ = 1
         tree = Tree(
             n_features=n_features,
             n_classes=[self.n_classes_] if is_classifier else [1],
             **arrays,
+            **categorical,
         )
         self.tree_ = _prune.prune_to_alpha(tree, float(self.ccp_alpha))
         return self
@@ -298,7 +346,19 @@ class BaseDecisionTree(BaseEstimator):
         kernels scan each block as they route it.
         """
         check_is_fitted(self, "tree_")
-        if not (
+        columns = self._categorical_columns()
+        if columns is not None:
+            raw_X = X
+            X = _category_encoding.map_values_predict(X, columns)
+            X = np.asarray(
+                validate_data(
+                    self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
+                )
+            )
+            # Codes beyond the known ones are unseen categories (routed with NaN); only
+            # values that cannot be codes are errors.
+            _category_encoding.check_codes(X, columns.features, raw_X, limit=np.inf)
+        elif not (
             type(X) is np.ndarray
             and X.ndim == 2
             and X.dtype in _FAST_PATH_DTYPES
@@ -318,6 +378,47 @@ class BaseDecisionTree(BaseEstimator):
             )
         return X
 
+    def _categorical_columns(self) -> _category_encoding.CategoricalColumns | None:
+        """Return the fitted categorical columns, or None when there are none."""
+        features = getattr(self, "categorical_features_", None)
+        if features is None or len(features) == 0:
+            return None
+        return _category_encoding.CategoricalColumns(
+            features=features,
+            categories=self.categories_,
+            from_values=self.categories_from_values_,
+        )
+
+    def _categorical_tree_args(self) -> tuple[np.ndarray, ...]:
+        """Return the tree's arrays as the categorical traversal kernels take them."""
+        tree = self.tree_
+        columns = self._categorical_columns()
+        mask = (
+            columns.mask(tree.n_features)
+            if columns is not None
+            else np.zeros(tree.n_features, dtype=np.uint8)
+        )
+        return (
+            tree.feature, tree.threshold, tree.left, tree.missing_left, tree.categorical_set,
+            tree.category_bits, mask,
+        )  # fmt: skip
+
+    def _uses_categorical_kernels(self) -> bool:
+        return self._categorical_columns() is not None or self.tree_.has_categorical_splits
+
+    def _route_categorical(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
+        """:meth:`_route` for trees with subset splits or estimators with categorical columns."""
+        args = self._categorical_tree_args()
+        out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
+        rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
+        with numba_threads(resolve_n_jobs(self.n_jobs)):
+            for start, stop, block in _blocks.iter_float32_blocks(X, rows):
+                found = _predict_categorical.route_rows_categorical(
+                    block, *args, payload, out[start:stop]
+                )
+                _raise_for_unroutable(found)
+        return out
+
     def _route(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
         """Return ``payload[leaf]`` for the leaf each row of a validated X reaches.
 
@@ -329,9 +430,12 @@ class BaseDecisionTree(BaseEstimator):
         small copy); anything else is routed in blocks of about 16 MB, each converted to
         float32 on its own, in parallel when ``n_jobs`` allows and the block is large.
         """
-        packed = self.tree_.packed_nodes()
         flat = payload.ndim == 1
         payload = payload.reshape(len(payload), -1)  # a view: payloads are contiguous
+        if self._uses_categorical_kernels():
+            out = self._route_categorical(X, payload)
+            return out.reshape(-1) if flat else out
+        packed = self.tree_.packed_nodes()
         out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
         if X.size < PARALLEL_MIN_WORK:
             found = _predict.route_rows_serial(
@@ -398,9 +502,14 @@ class BaseDecisionTree(BaseEstimator):
         for _, _, block in _blocks.iter_float32_blocks(X, rows):
             indptr = np.empty(block.shape[0] + 1, dtype=np.int64)
             indices = np.empty(block.shape[0] * depth_bound, dtype=np.int64)
-            found, nnz = _predict.decision_path_rows(
-                block, *tree.packed_nodes(), depth_bound, indptr, indices
-            )
+            if self._uses_categorical_kernels():
+                found, nnz = _predict_categorical.decision_path_categorical(
+                    block, *self._categorical_tree_args(), depth_bound, indptr, indices
+                )
+            else:
+                found, nnz = _predict.decision_path_rows(
+                    block, *tree.packed_nodes(), depth_bound, indptr, indices
+                )
             _raise_for_unroutable(found)
             data = np.ones(nnz, dtype=np.int64)
             blocks.append(
@@ -544,6 +653,18 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         count when unweighted). The split itself is still chosen by ``criterion``. With
         ``criterion="entropy"`` on one feature, the tree cuts where
         :class:`dtjit.MDLPDiscretizer` cuts.
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
+        Columns split by category subsets instead of thresholds: column indices, column
+        names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``
+        columns). A listed column holds non-negative integer codes, or (in a DataFrame)
+        ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
+        a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
+        (codes plus missing) with ``"hist"``; not with ``"random"``. Binary classification
+        and regression find the optimal subset by ordering categories by class-1 rate /
+        mean target; multiclass searches all subsets up to 12 present categories and one
+        ordering per class beyond. A category (or NaN) unseen at a node during fit follows
+        that node's ``missing_left`` direction at predict time. See
+        :mod:`dtjit._categorical` for the exact rules.
 
     Attributes
     ----------
@@ -559,6 +680,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         Number of outputs (1).
     max_features_ : int
         The resolved ``max_features``.
+    categorical_features_ : ndarray of int64
+        Indices of the categorical columns (empty without any).
+    categories_ : list of ndarray
+        Per categorical column (in the order of ``categorical_features_``), the known
+        categories: the values mapped to codes ``0 .. k-1``, or the integer codes seen in fit.
+    categories_from_values_ : list of bool
+        Per categorical column, whether its values were mapped to codes (pandas category or
+        string values) rather than taken as integer codes.
     tree_ : Tree
         The fitted tree as flat arrays (see :class:`dtjit.Tree`), pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
@@ -620,6 +749,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
         mdl_stop: bool = False,
+        categorical_features: Any = None,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -636,6 +766,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.ccp_alpha = ccp_alpha
         self.max_bins = max_bins
         self.mdl_stop = mdl_stop
+        self.categorical_features = categorical_features
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeClassifier:
         """Build the tree from the training set (X, y).
@@ -762,6 +893,18 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         (scikit-learn's semantics); 0 prunes nothing. See :mod:`dtjit.pruning`.
     max_bins : int, default=255
         Most bins per feature for ``splitter="hist"`` (2 to 255); ignored otherwise.
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
+        Columns split by category subsets instead of thresholds: column indices, column
+        names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``
+        columns). A listed column holds non-negative integer codes, or (in a DataFrame)
+        ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
+        a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
+        (codes plus missing) with ``"hist"``; not with ``"random"``. Binary classification
+        and regression find the optimal subset by ordering categories by class-1 rate /
+        mean target; multiclass searches all subsets up to 12 present categories and one
+        ordering per class beyond. A category (or NaN) unseen at a node during fit follows
+        that node's ``missing_left`` direction at predict time. See
+        :mod:`dtjit._categorical` for the exact rules.
 
     Attributes
     ----------
@@ -773,6 +916,14 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         Number of outputs (1).
     max_features_ : int
         The resolved ``max_features``.
+    categorical_features_ : ndarray of int64
+        Indices of the categorical columns (empty without any).
+    categories_ : list of ndarray
+        Per categorical column (in the order of ``categorical_features_``), the known
+        categories: the values mapped to codes ``0 .. k-1``, or the integer codes seen in fit.
+    categories_from_values_ : list of bool
+        Per categorical column, whether its values were mapped to codes (pandas category or
+        string values) rather than taken as integer codes.
     tree_ : Tree
         The fitted tree as flat arrays, pruned to ``ccp_alpha``.
     feature_importances_ : ndarray of shape (n_features,)
@@ -828,6 +979,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         n_jobs: int | None = None,
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
+        categorical_features: Any = None,
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -842,6 +994,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.n_jobs = n_jobs
         self.ccp_alpha = ccp_alpha
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeRegressor:
         """Build the tree from the training set (X, y).
@@ -902,7 +1055,14 @@ def _check_regression_criterion(
         # Its median sweep walks each sorted segment whole; the NaN tail would be read as values.
         raise ValueError(
             "criterion='absolute_error' does not support missing values (NaN) in X yet; "
-            "impute them or use criterion='squared_error' or 'poisson'."
+            "impute them or use criterion='squared_error'."
+        )
+    if criterion == "poisson" and has_missing and splitter != "hist":
+        # Its child impurities read the children's rows as one run of the sorted segment,
+        # which NaN rows sent left are not.
+        raise ValueError(
+            "criterion='poisson' supports missing values (NaN) in X with splitter='hist' "
+            "only; impute them or use splitter='hist'."
         )
 
 

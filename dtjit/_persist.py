@@ -68,7 +68,8 @@ def save(model: BaseDecisionTree, path: str | os.PathLike) -> None:
             else None
         ),
     }
-    arrays = dict(tree.to_arrays())
+    header["categorical"] = _categorical_header(model)
+    arrays = {**tree.to_arrays(), **tree.categorical_arrays()}
     if hasattr(model, "classes_"):
         classes = np.asarray(model.classes_)
         header["classes_dtype"] = "object" if classes.dtype == object else None
@@ -146,10 +147,56 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
         raise TreeFormatError(f"Invalid features_with_missing {with_missing!r} in model file.")
     model.features_with_missing_ = np.zeros(tree.n_features, dtype=bool)
     model.features_with_missing_[with_missing] = True
+    _restore_categorical(model, header.get("categorical"), tree.n_features)
     model.n_features_in_ = tree.n_features
     model.n_outputs_ = tree.n_outputs
     model.tree_ = tree
     return model
+
+
+def _categorical_header(model: BaseDecisionTree) -> dict[str, Any]:
+    """Return the categorical columns and their categories as JSON (str/int/float/bool)."""
+    features = getattr(model, "categorical_features_", np.zeros(0, dtype=np.int64))
+    categories = []
+    for cats in getattr(model, "categories_", []):
+        values = [v.item() if isinstance(v, np.generic) else v for v in cats]
+        if not all(isinstance(v, (str, int, float, bool)) for v in values):
+            raise TypeError(
+                "Only str, int, float or bool category values can be saved; got "
+                f"{sorted({type(v).__name__ for v in values})}."
+            )
+        categories.append(values)
+    return {
+        "features": [int(f) for f in features],
+        "categories": categories,
+        "from_values": [bool(v) for v in getattr(model, "categories_from_values_", [])],
+    }
+
+
+def _restore_categorical(model: BaseDecisionTree, entry: Any, n_features: int) -> None:
+    """Set the categorical attributes from a header entry (absent in older files: none)."""
+    if entry is None:
+        entry = {"features": [], "categories": [], "from_values": []}
+    try:
+        features = np.asarray(entry["features"], dtype=np.int64).reshape(-1)
+        categories, from_values = entry["categories"], entry["from_values"]
+        valid = (
+            len(categories) == len(from_values) == features.shape[0]
+            and all(isinstance(c, list) for c in categories)
+            and all(isinstance(v, bool) for v in from_values)
+            and np.all((features >= 0) & (features < n_features))
+            and np.all(np.diff(features) > 0)
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise TreeFormatError(f"Model file has a malformed categorical entry: {exc}") from exc
+    if not valid:
+        raise TreeFormatError("Model file has a malformed categorical entry.")
+    model.categorical_features_ = features
+    model.categories_ = [
+        np.asarray(c, dtype=object) if mapped else np.asarray(c, dtype=np.int64)
+        for c, mapped in zip(categories, from_values, strict=True)
+    ]
+    model.categories_from_values_ = list(from_values)
 
 
 def _from_json(value: Any) -> Any:

@@ -175,7 +175,15 @@ def collapse(tree: Tree, cut: np.ndarray) -> Tree:
     arrays["feature"][new_leaf] = TREE_UNDEFINED
     arrays["threshold"][new_leaf] = TREE_UNDEFINED
     arrays["missing_left"][new_leaf] = 0  # what the builder stores at leaves
-    return Tree(n_features=tree.n_features, n_classes=tree.n_classes, **arrays)
+    categorical_set = np.array(tree.categorical_set[keep])
+    categorical_set[new_leaf] = -1  # its bitset row stays in the table, unreferenced
+    return Tree(
+        n_features=tree.n_features,
+        n_classes=tree.n_classes,
+        categorical_set=categorical_set,
+        category_bits=tree.category_bits,
+        **arrays,
+    )
 
 
 def leaf_lifetimes(tree: Tree, links: WeakestLinks) -> tuple[np.ndarray, np.ndarray]:

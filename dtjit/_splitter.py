@@ -554,10 +554,10 @@ def best_splits_parallel(
         # np.int64: a prange over a shape has an unsigned index, which would compile the
         # callee a second time (the serial loop passes int64).
         best_splits_of_feature(
-            np.int64(f), nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-            out_missing,
+            np.int64(f), nodes, candidate, node_start, node_end, node_stats, node_weight,
+            sorted_idx, sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep,
+            criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
+            out_threshold, out_missing,
         )  # fmt: skip
 
 

@@ -32,8 +32,16 @@ NODE_ARRAYS: dict[str, tuple[np.dtype, int]] = {
 }
 
 
+# Subset splits of categorical features (optional: a tree without them, and a model file
+# written before they existed, has all nodes numeric). ``categorical_set`` is per node,
+# ``category_bits`` one row per stored set.
+CATEGORICAL_ARRAYS: dict[str, tuple[np.dtype, int]] = {
+    "categorical_set": (np.dtype(np.int32), 1),
+    "category_bits": (np.dtype(np.uint64), 2),
+}
+
 # Members a model file may hold; anything else in the archive is ignored unread.
-KNOWN_MEMBERS = frozenset(NODE_ARRAYS) | {"header", "classes"}
+KNOWN_MEMBERS = frozenset(NODE_ARRAYS) | frozenset(CATEGORICAL_ARRAYS) | {"header", "classes"}
 
 
 class TreeFormatError(ValueError):
@@ -66,7 +74,19 @@ class Tree:
                                                                (learned where the node had NaN
                                                                in the feature, else the child
                                                                with more training rows)
+    ``categorical_set``         int32                          row of ``category_bits`` of a
+                                                               categorical split, else ``-1``
     ==========================  =============================  ====================================
+
+    Categorical (subset) splits: ``category_bits`` is a uint64 table of shape
+    ``(n_sets, n_words)``; at a node with ``categorical_set[node] == k >= 0`` a row whose
+    category code ``c`` has bit ``c`` set in row ``k`` (bit ``c & 63`` of word ``c >> 6``)
+    goes left, every other row goes right, except that NaN and codes ``>= 64 * n_words``
+    follow ``missing_left``. Categories never seen at a node during fit (in particular
+    categories unseen in fit) have their bit set to ``missing_left``'s side. The
+    ``threshold`` of a categorical node is NaN: there is no threshold, and a reader that
+    ignores ``categorical_set`` and routes ``x <= threshold`` sends every row right instead of
+    guessing. Both arrays are optional at construction (default: no categorical split).
 
     The scikit-learn names are available too (``children_left``, ``children_right``,
     ``missing_go_to_left``, ``node_count``, ``max_depth``, ``n_leaves``, ``n_outputs``,
@@ -79,8 +99,12 @@ class Tree:
         Number of features the tree was fitted on.
     n_classes : array-like of int, shape (n_outputs,)
         Classes per output; ``[1]`` for regression.
+    categorical_set : ndarray of int32, shape (node_count,), optional
+        Default: all ``-1`` (no categorical split).
+    category_bits : ndarray of uint64, shape (n_sets, n_words), optional
+        Default: an empty ``(0, 1)`` table.
     **arrays : ndarray
-        The arrays of the table above, with exactly those dtypes.
+        The other arrays of the table above, with exactly those dtypes.
 
     Raises
     ------
@@ -94,7 +118,21 @@ class Tree:
     build a new one from edited copies.
     """
 
-    def __init__(self, *, n_features: int, n_classes: Any, **arrays: np.ndarray) -> None:
+    def __init__(
+        self,
+        *,
+        n_features: int,
+        n_classes: Any,
+        categorical_set: np.ndarray | None = None,
+        category_bits: np.ndarray | None = None,
+        **arrays: np.ndarray,
+    ) -> None:
+        if categorical_set is None:
+            feature = arrays.get("feature")
+            n_nodes = feature.shape[0] if isinstance(feature, np.ndarray) else 0
+            categorical_set = np.full(n_nodes, -1, dtype=np.int32)
+        if category_bits is None:
+            category_bits = np.zeros((0, 1), dtype=np.uint64)
         missing = set(NODE_ARRAYS) - set(arrays)
         extra = set(arrays) - set(NODE_ARRAYS)
         if missing or extra:
@@ -106,7 +144,8 @@ class Tree:
             self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(-1)
         except (OverflowError, TypeError, ValueError) as exc:
             raise TreeFormatError(f"Invalid n_features or n_classes: {exc}") from exc
-        for name in NODE_ARRAYS:
+        arrays = {**arrays, "categorical_set": categorical_set, "category_bits": category_bits}
+        for name in (*NODE_ARRAYS, *CATEGORICAL_ARRAYS):
             # A private, read-only copy: the arrays are checked once, here, and compiled
             # traversal code trusts them afterwards, so nobody may change them later (an
             # edited child index would make predict read out of bounds).
@@ -249,8 +288,34 @@ class Tree:
         """Return the per-node arrays by name (read-only views)."""
         return {name: getattr(self, name) for name in NODE_ARRAYS}
 
+    def categorical_arrays(self) -> dict[str, np.ndarray]:
+        """Return ``categorical_set`` and ``category_bits`` by name (read-only views)."""
+        return {name: getattr(self, name) for name in CATEGORICAL_ARRAYS}
+
+    @property
+    def has_categorical_splits(self) -> bool:
+        """True when some node splits on a category subset."""
+        return bool((self.categorical_set >= 0).any())
+
+    def category_set(self, node: int) -> np.ndarray:
+        """Return the category codes that go left at categorical split ``node`` (int64).
+
+        Only codes below ``64 * n_words`` are listed; for a node whose missing values go
+        left that includes every code unseen at the node during fit.
+        """
+        k = int(self.categorical_set[node])
+        if k < 0:
+            raise ValueError(f"Node {node} is not a categorical split.")
+        bits = np.unpackbits(self.category_bits[k].astype("<u8").view(np.uint8), bitorder="little")
+        return np.flatnonzero(bits).astype(np.int64)
+
     def __getstate__(self) -> dict[str, Any]:
-        return {"n_features": self.n_features, "n_classes": self.n_classes, **self.to_arrays()}
+        return {
+            "n_features": self.n_features,
+            "n_classes": self.n_classes,
+            **self.to_arrays(),
+            **self.categorical_arrays(),
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)
@@ -338,12 +403,15 @@ def check_tree(tree: Tree) -> None:
         f"split feature out of range [0, {tree.n_features})",
         where=split,
     )
+    _check_categorical(tree, n_nodes, is_leaf, split)
+    categorical_set = getattr(tree, "categorical_set", np.full(n_nodes, -1))
+    numeric = split[categorical_set[split] < 0]
     # +inf is scikit-learn's threshold for "every value left, NaN right" (NaN <= inf is false).
-    split_threshold = tree.threshold[split]
+    numeric_threshold = tree.threshold[numeric]
     _first_bad(
-        np.isnan(split_threshold) | (split_threshold == -np.inf),
+        np.isnan(numeric_threshold) | (numeric_threshold == -np.inf),
         "split threshold must be finite or +inf",
-        where=split,
+        where=numeric,
     )
     _first_bad(~np.isfinite(tree.value.reshape(n_nodes, -1)).all(axis=1), "value is not finite")
     _first_bad(~np.isfinite(tree.impurity), "impurity is not finite")
@@ -357,6 +425,39 @@ def check_tree(tree: Tree) -> None:
         where=split,
     )
     _first_bad(tree.missing_left > 1, "missing_left must be 0 or 1")
+
+
+def _check_categorical(tree: Tree, n_nodes: int, is_leaf: np.ndarray, split: np.ndarray) -> None:
+    """Check ``categorical_set`` / ``category_bits``: dtypes, shapes, indices, NaN thresholds.
+
+    An object with neither attribute (e.g. a scikit-learn tree) has no categorical splits.
+    """
+    if not any(hasattr(tree, name) for name in CATEGORICAL_ARRAYS):
+        return
+    for name, (dtype, ndim) in CATEGORICAL_ARRAYS.items():
+        a = getattr(tree, name, None)
+        if not isinstance(a, np.ndarray):
+            _fail(f"Tree.{name} must be a numpy array, got {type(a).__name__}.")
+        if a.dtype != dtype:
+            _fail(f"Tree.{name} must have dtype {dtype}, got {a.dtype}.")
+        if a.ndim != ndim:
+            _fail(f"Tree.{name} must be {ndim}-D, got shape {a.shape}.")
+    sets, bits = tree.categorical_set, tree.category_bits
+    if sets.shape[0] != n_nodes:
+        _fail(f"Tree.categorical_set has {sets.shape[0]} nodes, Tree.feature has {n_nodes}.")
+    if bits.shape[1] < 1:
+        _fail("Tree.category_bits needs at least one word per set.")
+    _first_bad(is_leaf & (sets != -1), "a leaf's categorical_set must be -1")
+    _first_bad(
+        (sets < -1) | (sets >= bits.shape[0]),
+        f"categorical_set out of range [-1, {bits.shape[0]})",
+    )
+    categorical = split[sets[split] >= 0]
+    _first_bad(
+        ~np.isnan(tree.threshold[categorical]),
+        "a categorical split's threshold must be NaN",
+        where=categorical,
+    )
 
 
 def _first_bad(mask: np.ndarray, what: str, where: np.ndarray | None = None) -> None:
@@ -476,5 +577,11 @@ def tree_from_arrays(n_features: Any, n_classes: Any, arrays: dict[str, np.ndarr
     for name in NODE_ARRAYS:
         if name not in arrays:
             raise TreeFormatError(f"Model file lacks the array {name!r}.")
+        node_arrays[name] = arrays[name]
+    # Files written before categorical splits existed have neither array: all numeric.
+    present = [name for name in CATEGORICAL_ARRAYS if name in arrays]
+    if len(present) == 1:
+        raise TreeFormatError(f"Model file has {present[0]!r} without its companion array.")
+    for name in present:
         node_arrays[name] = arrays[name]
     return Tree(n_features=n_features, n_classes=n_classes, **node_arrays)

@@ -46,13 +46,19 @@ class Condition:
         Column index of the split feature.
     name : str
         Its display name.
-    op : {"<=", ">"}
-        ``"<="`` on the left edge, ``">"`` on the right edge.
+    op : {"<=", ">", "in", "not in"}
+        ``"<="`` on the left edge, ``">"`` on the right edge of a threshold split;
+        ``"in"`` for a categorical (subset) split (``"not in"`` on the right edge when the
+        known categories are not available, e.g. for a bare ``Tree``).
     threshold : float
-        The split threshold (float64, exact).
+        The split threshold (float64, exact); NaN for a categorical split.
     missing : bool
-        True when a missing value (NaN) follows this edge too and the tree learned that
-        direction (see :attr:`TreeView.routes_missing`).
+        True when a missing value (NaN) follows this edge too. For threshold splits only
+        where the tree learned that direction (see :attr:`TreeView.routes_missing`); for
+        categorical splits always (the learned direction, which unseen categories follow
+        as well).
+    categories : tuple of str or None
+        The categories of a categorical split's edge (with ``"not in"``: those excluded).
     """
 
     feature: int
@@ -60,6 +66,7 @@ class Condition:
     op: str
     threshold: float
     missing: bool = False
+    categories: tuple[str, ...] | None = None
 
     def text(self, decimals: int, *, with_name: bool = True, align: bool = False) -> str:
         """Word the condition, e.g. ``petal width <= 0.80`` or ``> 0.80 or missing``.
@@ -79,7 +86,10 @@ class Condition:
             words = "is missing" if self.missing else "is not missing"
             return f"{self.name} {words}" if with_name else words
         op = f"{self.op:<2}" if align else self.op
-        words = f"{op} {self.threshold:.{decimals}f}"
+        if self.categories is not None:
+            words = f"{self.op} {{{', '.join(self.categories)}}}"
+        else:
+            words = f"{op} {self.threshold:.{decimals}f}"
         if with_name:
             words = f"{self.name} {words}"
         if self.missing:
@@ -88,13 +98,16 @@ class Condition:
 
     def to_record(self) -> dict[str, Any]:
         """Return the condition as plain Python types (for records and JSON)."""
-        return {
+        record: dict[str, Any] = {
             "feature": self.feature,
             "name": self.name,
             "op": self.op,
-            "threshold": self.threshold,
+            "threshold": None if self.categories is not None else self.threshold,
             "missing": self.missing,
         }
+        if self.categories is not None:
+            record["categories"] = list(self.categories)
+        return record
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,9 @@ class TreeView:
     # splits on them learned where NaN goes, so their edges say "or missing". Elsewhere
     # missing_go_to_left is scikit-learn's default (the larger child), which is not shown.
     routes_missing: frozenset[int] = frozenset()
+    # Per feature, the (code, label) of each known category of a categorical column, None
+    # for numeric columns; None altogether when unknown (a bare Tree).
+    category_labels: list[list[tuple[int, str]] | None] | None = None
     depth: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
 
     @property
@@ -271,6 +287,9 @@ def edge_condition(view: TreeView, node: int, *, left: bool) -> Condition:
     tree = view.tree
     f = int(tree.feature[node])
     goes_left_if_missing = bool(tree.missing_go_to_left[node])
+    categorical_set = getattr(tree, "categorical_set", None)
+    if categorical_set is not None and categorical_set[node] >= 0:
+        return _subset_condition(view, node, f, left=left)
     threshold = float(tree.threshold[node])
     learned = f in view.routes_missing or threshold == np.inf  # +inf: a values | NaN split
     return Condition(
@@ -279,6 +298,28 @@ def edge_condition(view: TreeView, node: int, *, left: bool) -> Condition:
         op="<=" if left else ">",
         threshold=threshold,
         missing=learned and goes_left_if_missing == left,
+    )
+
+
+def _subset_condition(view: TreeView, node: int, f: int, *, left: bool) -> Condition:
+    """Return the condition of one edge of a categorical split (its categories)."""
+    tree = view.tree
+    left_codes = set(tree.category_set(node).tolist())
+    missing_left = bool(tree.missing_go_to_left[node])
+    known = None if view.category_labels is None else view.category_labels[f]
+    if known is None:  # labels unknown: name the left set's codes on both edges
+        op = "in" if left else "not in"
+        names = tuple(str(c) for c in sorted(left_codes))
+    else:
+        op = "in"
+        names = tuple(label for code, label in known if (code in left_codes) == left)
+    return Condition(
+        feature=f,
+        name=view.feature_names[f],
+        op=op,
+        threshold=float("nan"),
+        missing=missing_left == left,
+        categories=names,
     )
 
 
@@ -369,7 +410,9 @@ def resolve_view(
             )
     criterion = getattr(estimator, "criterion", None)
     with_missing = getattr(estimator, "features_with_missing_", None)
+    columns = getattr(estimator, "_categorical_columns", lambda: None)()
     return TreeView(
+        category_labels=None if columns is None else columns.category_labels(n_features),
         tree=tree,
         feature_names=features,
         class_names=names,

@@ -149,6 +149,17 @@ def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="COLUMN",
         help="leave this table column out of the features (repeatable)",
     )
+    columns.add_argument(
+        "--categorical",
+        action="append",
+        default=[],
+        metavar="COLS",
+        help=(
+            "categorical feature columns, comma-separated (repeatable): names in a table "
+            "(text values allowed, mapped to codes and kept in the model), integer indices "
+            "of the feature array for .npy/.npz (values must be integer codes)"
+        ),
+    )
     columns.add_argument("--x-key", default="X", help="features array in an .npz (default X)")
     columns.add_argument("--y-key", default="y", help="target array in an .npz (default y)")
     tree = fit.add_argument_group(
@@ -164,6 +175,7 @@ def _run_fit(args: argparse.Namespace) -> int:
     from ._datafiles import check_output_dir, read_training_data
 
     check_output_dir(args.output)  # before a possibly long fit
+    categorical = [c.strip() for group in args.categorical for c in group.split(",") if c.strip()]
     data = read_training_data(
         args.data,
         target=args.target,
@@ -171,6 +183,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         drop=args.drop,
         x_key=args.x_key,
         y_key=args.y_key,
+        categorical=categorical,
     )
     task = infer_task(data.y) if args.task == "auto" else args.task
     params = {}
@@ -181,6 +194,10 @@ def _run_fit(args: argparse.Namespace) -> int:
     if task == "regression" and "class_weight" in params:
         raise ValueError("--class-weight applies to classification only.")
     estimator = DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
+    if categorical:
+        params["categorical_features"] = (
+            categorical if hasattr(data.X, "columns") else [_column_number(c) for c in categorical]
+        )
     model = estimator(**params)
     start = time.perf_counter()
     model.fit(data.X, data.y)
@@ -197,6 +214,15 @@ def _run_fit(args: argparse.Namespace) -> int:
     print(f"fit in {seconds:.2f} s; training {score_name} {score:.4f}")
     print(f"saved {args.output}")
     return EXIT_OK
+
+
+def _column_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(
+            f"--categorical {text!r}: an array's categorical columns are integer indices."
+        ) from None
 
 
 def infer_task(y: np.ndarray) -> str:

@@ -157,6 +157,13 @@ def _leaf_conditions(view: TreeView) -> list[tuple[int, list[Condition]]]:
 
 
 def _tighter(a: Condition, b: Condition) -> Condition:
+    missing = a.missing and b.missing
+    if a.categories is not None and b.categories is not None:
+        if a.op == "in":  # both must hold: the categories in both sets
+            kept = tuple(c for c in a.categories if c in b.categories)
+        else:  # "not in" both: excluded from either
+            kept = a.categories + tuple(c for c in b.categories if c not in a.categories)
+        return Condition(a.feature, a.name, a.op, a.threshold, missing, kept)
     if a.op == "<=":
         threshold = min(a.threshold, b.threshold)
     else:
@@ -507,7 +514,10 @@ def to_dict(
         node. Every node has ``id``, ``depth``, ``samples``, ``weighted_samples``,
         ``impurity``, ``value`` (class fractions, or ``[mean]``) and ``prediction``; a split
         node also has ``feature`` (column index), ``feature_name``, ``threshold`` (a sample
-        goes to the first child iff ``x[feature] <= threshold``), ``missing_go_to_left``
+        goes to the first child iff ``x[feature] <= threshold``; None at a categorical split,
+        which has ``categories_left`` and ``categories_op`` instead: a sample goes to the
+        first child iff its category is ``"in"`` (or ``"not in"``) that list),
+        ``missing_go_to_left``
         and ``children`` (``[left, right]``); a leaf has ``children == []``.
     """
     view = resolve_view(model, feature_names, class_names)
@@ -526,7 +536,13 @@ def to_dict(
             cond = edge_condition(view, node, left=True)
             entry["feature"] = cond.feature
             entry["feature_name"] = cond.name
-            entry["threshold"] = cond.threshold
+            if cond.categories is not None:
+                # A subset split: no threshold; the categories of the first child.
+                entry["threshold"] = None
+                entry["categories_left"] = list(cond.categories)
+                entry["categories_op"] = cond.op
+            else:
+                entry["threshold"] = cond.threshold
             entry["missing_go_to_left"] = bool(view.tree.missing_go_to_left[node])
         entry["children"] = []
         nodes.append(entry)

@@ -224,7 +224,9 @@ def test_gain_ratio_with_missing_values_counts_nan_rows_on_their_side(splitter):
         for node in np.flatnonzero(tree.children_left >= 0):
             r = rows[node]
             expected = _c45_choice_with_missing(X[r], y[r], 3)
-            assert (tree.feature[node], tree.threshold[node]) == expected, f"seed {seed} node {node}"
+            assert (tree.feature[node], tree.threshold[node]) == expected, (
+                f"seed {seed} node {node}"
+            )
             n_discriminating += _c45_choice_with_missing(X[r], y[r], 3, False) != expected
     assert n_discriminating > 0  # some node's choice depends on counting the NaN rows
 

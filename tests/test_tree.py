@@ -35,6 +35,8 @@ NODE_ARRAYS = {
     "weighted_n_node_samples": np.float64,
     "missing_left": np.uint8,
 }
+# Written to every model file since categorical splits (absent from older files).
+CATEGORICAL_ARRAYS = {"categorical_set": np.int32, "category_bits": np.uint64}
 
 
 # -------------------------------------------------------------------- fitted trees are valid
@@ -464,7 +466,7 @@ def test_save_load_header_records_the_model(breast_cancer_data, tmp_path):
     dtjit.save(est, path)
     with np.load(path, allow_pickle=False) as npz:
         header = json.loads(npz["header"].tobytes().decode("utf-8"))
-        assert set(npz.files) == {"header", "classes", *NODE_ARRAYS}
+        assert set(npz.files) == {"header", "classes", *NODE_ARRAYS, *CATEGORICAL_ARRAYS}
     assert header["format"] == "dtjit-model" and header["format_version"] == 1
     assert header["estimator"] == "DecisionTreeClassifier"
     assert header["params"]["max_depth"] == 2

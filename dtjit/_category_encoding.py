@@ -1,0 +1,356 @@
+"""Categorical features at the Python boundary: which columns, their codes, their bins.
+
+``categorical_features`` names the columns (indices, names, a boolean mask, or
+``"from_dtype"``: the pandas ``category`` columns of a DataFrame). A categorical column holds
+
+- non-negative integer codes (any numeric dtype; NaN is a missing value), used as they are;
+  the known categories are the codes seen in fit; or
+- in a pandas DataFrame, ``category`` or object/string values, mapped at fit time to codes
+  ``0 .. k-1`` (the pandas categories, or the sorted distinct values) and remembered; at
+  predict time the same mapping is applied and a value unseen in fit becomes a missing
+  value, which follows the split's ``missing_left`` direction.
+
+At most ``MAX_CATEGORIES`` codes (``0 .. MAX_CATEGORIES - 1``) per feature with the exact
+splitter; with ``splitter="hist"`` a feature's codes and its missing-value bin share 256
+bins (so 256 categories without missing values, 255 with).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+HIST_MAX_BINS = 256
+
+
+@dataclass(frozen=True)
+class CategoricalColumns:
+    """What fit learned about the categorical columns.
+
+    Attributes
+    ----------
+    features : ndarray of int64
+        Column indices, ascending.
+    categories : list of ndarray
+        Per categorical feature, the known categories: the values mapped to codes
+        ``0 .. k-1`` (``from_values``), or the integer codes seen in fit.
+    from_values : list of bool
+        Per categorical feature, whether its values were mapped to codes (pandas values)
+        rather than taken as codes.
+    """
+
+    features: np.ndarray
+    categories: list[np.ndarray]
+    from_values: list[bool]
+
+    @property
+    def n_categories(self) -> int:
+        """One more than the largest code of any categorical feature (0 without any)."""
+        sizes = [
+            len(c) if mapped else (int(c.max()) + 1 if len(c) else 0)
+            for c, mapped in zip(self.categories, self.from_values, strict=True)
+        ]
+        return max(sizes, default=0)
+
+    def mask(self, n_features: int) -> np.ndarray:
+        """uint8 per column: 1 for the categorical ones."""
+        out = np.zeros(n_features, dtype=np.uint8)
+        out[self.features] = 1
+        return out
+
+    def category_labels(self, n_features: int) -> list[list[tuple[int, str]] | None]:
+        """Per column: ``(code, label)`` of each known category, None for numeric columns."""
+        out: list[list[tuple[int, str]] | None] = [None] * n_features
+        for f, cats, mapped in zip(self.features, self.categories, self.from_values, strict=True):
+            if mapped:
+                out[int(f)] = [(code, str(value)) for code, value in enumerate(cats)]
+            else:
+                out[int(f)] = [(int(code), str(int(code))) for code in cats]
+        return out
+
+
+def _is_dataframe(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _column_is_category(column: Any) -> bool:
+    return str(column.dtype) == "category"
+
+
+def _column_is_values(column: Any) -> bool:
+    """Whether a DataFrame column holds values to map (category, object or string dtype)."""
+    kind = getattr(column.dtype, "kind", "O")
+    return _column_is_category(column) or kind in "OSU" or str(column.dtype).startswith("str")
+
+
+def resolve_features(spec: Any, X: Any) -> np.ndarray:
+    """Translate ``categorical_features`` into sorted column indices (int64).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, an index out of range, a mask of the wrong length, a repeated
+        column, or ``"from_dtype"`` without a DataFrame.
+    """
+    n_features = X.shape[1]
+    if spec is None:
+        return np.zeros(0, dtype=np.int64)
+    if isinstance(spec, str):
+        if spec != "from_dtype":
+            raise ValueError(
+                f"categorical_features={spec!r}: use indices, names, a boolean mask, "
+                "'from_dtype' or None."
+            )
+        if not _is_dataframe(X):
+            raise ValueError(
+                "categorical_features='from_dtype' needs a pandas DataFrame with 'category' "
+                "columns; pass column indices for an array."
+            )
+        return np.array(
+            [j for j in range(n_features) if _column_is_category(X.iloc[:, j])], dtype=np.int64
+        )
+    items = list(np.asarray(spec, dtype=object).reshape(-1))
+    if items and all(isinstance(v, (bool, np.bool_)) for v in items):
+        if len(items) != n_features:
+            raise ValueError(
+                f"categorical_features as a boolean mask needs {n_features} entries, got "
+                f"{len(items)}."
+            )
+        return np.flatnonzero(np.asarray(items, dtype=bool)).astype(np.int64)
+    names = [str(c) for c in X.columns] if _is_dataframe(X) else None
+    indices = []
+    for v in items:
+        if isinstance(v, str):
+            if names is None or v not in names:
+                raise ValueError(
+                    f"categorical_features names the column {v!r}, but X has no column of "
+                    "that name" + ("" if names is not None else " (it is not a DataFrame)") + "."
+                )
+            indices.append(names.index(v))
+        elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+            if not -n_features <= v < n_features:
+                raise ValueError(
+                    f"categorical_features index {v} is out of range for {n_features} features."
+                )
+            indices.append(int(v) % n_features)
+        else:
+            raise ValueError(
+                f"categorical_features entries must be column indices, names or booleans; "
+                f"got {v!r}."
+            )
+    if len(set(indices)) != len(indices):
+        raise ValueError("categorical_features lists a column twice.")
+    return np.array(sorted(indices), dtype=np.int64)
+
+
+def _column_name(X: Any, f: int) -> str:
+    if _is_dataframe(X):
+        return f"categorical feature {str(X.columns[f])!r} (column {f})"
+    return f"categorical feature {f}"
+
+
+def map_values_fit(X: Any, features: np.ndarray) -> tuple[Any, list[np.ndarray], list[bool]]:
+    """Replace the value columns of a DataFrame by float codes (NaN: missing).
+
+    Returns
+    -------
+    X : DataFrame or the input
+        A copy with every categorical value column as float64 codes, or X itself when
+        nothing needed mapping.
+    categories : list of ndarray or None
+        Per categorical feature, its categories when mapped (None for code columns).
+    from_values : list of bool
+    """
+    categories: list[Any] = [None] * len(features)
+    from_values = [False] * len(features)
+    if not _is_dataframe(X):
+        return X, categories, from_values
+    import pandas as pd
+
+    out = None
+    for j, f in enumerate(features):
+        column = X.iloc[:, int(f)]
+        if not _column_is_values(column):
+            continue
+        if _column_is_category(column):
+            cat = column.array
+        else:
+            values = column.dropna().unique()
+            try:
+                known = np.sort(np.asarray(values, dtype=object))
+            except TypeError:  # values that do not compare (mixed types): sort by text
+                known = np.asarray(sorted(values, key=str), dtype=object)
+            cat = pd.Categorical(column, categories=known)
+        if out is None:
+            out = X.copy()
+        out.isetitem(int(f), _codes_as_float(cat.codes))
+        categories[j] = np.asarray(cat.categories, dtype=object)
+        from_values[j] = True
+    return (X if out is None else out), categories, from_values
+
+
+def map_values_predict(X: Any, columns: CategoricalColumns) -> Any:
+    """Apply the fit-time mapping to a DataFrame's value columns (unseen values: NaN)."""
+    if not _is_dataframe(X) or not any(columns.from_values):
+        return X
+    import pandas as pd
+
+    out = X.copy()
+    for f, cats, mapped in zip(columns.features, columns.categories, columns.from_values,
+                               strict=True):  # fmt: skip
+        if not mapped:
+            continue
+        column = X.iloc[:, int(f)]
+        values = column.astype(object) if _column_is_category(column) else column
+        # -1 for a value not among the fit-time categories (and for NaN): missing.
+        codes = pd.Index(cats, dtype=object).get_indexer(values.to_numpy(dtype=object))
+        out.isetitem(int(f), _codes_as_float(codes))
+    return out
+
+
+def _codes_as_float(codes: np.ndarray) -> np.ndarray:
+    out = codes.astype(np.float64)
+    out[codes < 0] = np.nan
+    return out
+
+
+def check_codes(X: np.ndarray, features: np.ndarray, raw: Any, *, limit: int) -> None:
+    """Raise ValueError unless every categorical column holds codes in ``[0, limit)`` or NaN.
+
+    ``raw`` is the input as the user gave it (for column names in the message).
+    """
+    for f in features:
+        column = X[:, int(f)]
+        present = column[~np.isnan(column)]
+        where = _column_name(raw, int(f))
+        if np.isinf(present).any():
+            raise ValueError(f"{where} contains infinity; codes must be integers >= 0.")
+        if (present < 0).any():
+            raise ValueError(f"{where} has negative codes; codes must be integers >= 0.")
+        if (present != np.floor(present)).any():
+            raise ValueError(f"{where} has non-integer codes; codes must be integers >= 0.")
+        if present.size and present.max() >= limit:
+            raise ValueError(
+                f"{where} has code {int(present.max())}; at most {limit} categories "
+                f"(codes 0 .. {limit - 1}) are supported."
+            )
+
+
+def check_numeric_finite(X: np.ndarray, features: np.ndarray) -> None:
+    """scikit-learn's errors for NaN / infinity in the non-categorical columns."""
+    numeric = np.ones(X.shape[1], dtype=bool)
+    numeric[features] = False
+    block = X[:, numeric]
+    if np.isinf(block).any():
+        raise ValueError("Input X contains infinity or a value too large for dtype('float32').")
+    if np.isnan(block).any():
+        raise ValueError("Input X contains NaN.")
+
+
+def learn_columns(
+    X: np.ndarray, features: np.ndarray, categories: list[Any], from_values: list[bool]
+) -> CategoricalColumns:
+    """Complete the categories of code columns (the distinct codes seen in fit)."""
+    known = []
+    for f, cats, mapped in zip(features, categories, from_values, strict=True):
+        if mapped:
+            known.append(cats)
+        else:
+            column = X[:, int(f)]
+            known.append(np.unique(column[~np.isnan(column)]).astype(np.int64))
+    return CategoricalColumns(features=features, categories=known, from_values=list(from_values))
+
+
+def split_layout(columns: CategoricalColumns, n_features: int) -> tuple[np.ndarray, int]:
+    """``cat_slot`` (int32 per column, -1 numeric) and the bitset words for the builders."""
+    cat_slot = np.full(n_features, -1, dtype=np.int32)
+    cat_slot[columns.features] = np.arange(len(columns.features), dtype=np.int32)
+    n_words = max(1, (columns.n_categories + 63) // 64)
+    return cat_slot, n_words
+
+
+def bin_with_categories(
+    X: np.ndarray, columns: CategoricalColumns, bin_numeric: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bins for ``splitter="hist"``: numeric columns by ``bin_numeric``, categories as codes.
+
+    A categorical column's bin is its code; a missing value gets the bin after the largest
+    code. ``bin_numeric(X)`` returns the numeric columns' ``(codes, bin_offset, bin_min,
+    bin_max)``.
+
+    Returns
+    -------
+    codes, bin_offset, bin_min, bin_max : ndarray
+        The binned data of all columns (``_binning.BinnedData`` fields).
+    nan_bin : ndarray of int64, shape (n_features,)
+        Missing-value bin of each categorical column, ``-1`` otherwise.
+    """
+    n_samples, n_features = X.shape
+    is_cat = columns.mask(n_features).astype(bool)
+    numeric = np.flatnonzero(~is_cat)
+    codes = np.empty((n_samples, n_features), dtype=np.uint8)
+    n_bins = np.zeros(n_features, dtype=np.int64)
+    lows: list[np.ndarray] = [np.zeros(0)] * n_features
+    highs: list[np.ndarray] = [np.zeros(0)] * n_features
+    if numeric.size:
+        sub = bin_numeric(np.ascontiguousarray(X[:, numeric]))
+        codes[:, numeric] = sub[0]
+        for j, f in enumerate(numeric):
+            first, stop = sub[1][j], sub[1][j + 1]
+            n_bins[f] = stop - first
+            lows[f], highs[f] = sub[2][first:stop], sub[3][first:stop]
+    nan_bin = np.full(n_features, -1, dtype=np.int64)
+    for f in np.flatnonzero(is_cat):
+        column = X[:, f]
+        missing = np.isnan(column)
+        n_codes = int(np.nanmax(column)) + 1 if (~missing).any() else 0
+        total = n_codes + int(missing.any())
+        if total > HIST_MAX_BINS:
+            raise ValueError(
+                f"categorical feature {f} needs {total} bins ({n_codes} codes"
+                f"{' plus missing values' if missing.any() else ''}); splitter='hist' holds "
+                f"at most {HIST_MAX_BINS} bins per feature; use splitter='best'."
+            )
+        bins = np.where(missing, n_codes, np.nan_to_num(column)).astype(np.uint8)
+        codes[:, f] = bins
+        if missing.any():
+            nan_bin[f] = n_codes
+        n_bins[f] = max(total, 1)
+        lows[f] = highs[f] = np.arange(n_bins[f], dtype=np.float64)
+    bin_offset = np.zeros(n_features + 1, dtype=np.int64)
+    np.cumsum(n_bins, out=bin_offset[1:])
+    return (
+        codes,
+        bin_offset,
+        np.concatenate(lows).astype(np.float64),
+        np.concatenate(highs).astype(np.float64),
+        nan_bin,
+    )
+
+
+def categorical_split_arrays(
+    arrays: dict[str, np.ndarray], node_bits: np.ndarray, cat_slot: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Turn the builders' split rows into the tree's ``categorical_set`` / ``category_bits``.
+
+    The builders store a categorical split's split-row index (its creation id) as the
+    node's ``threshold``; here each such node gets the next row of the bitset table (in node
+    order), its learned ``missing_left``, and the threshold NaN (``Tree``'s contract).
+    ``arrays`` (already in breadth-first order) is modified in place.
+    """
+    feature = arrays["feature"]
+    n_words = node_bits.shape[1] - 1
+    is_cat = np.zeros(feature.shape[0], dtype=bool)
+    split = feature >= 0
+    is_cat[split] = cat_slot[feature[split]] >= 0
+    rows = node_bits[arrays["threshold"][is_cat].astype(np.int64)]
+    categorical_set = np.full(feature.shape[0], -1, dtype=np.int32)
+    categorical_set[is_cat] = np.arange(rows.shape[0], dtype=np.int32)
+    arrays["missing_left"][is_cat] = rows[:, n_words].astype(np.uint8)
+    arrays["threshold"][is_cat] = np.nan
+    return {
+        "categorical_set": categorical_set,
+        "category_bits": np.ascontiguousarray(rows[:, :n_words]),
+    }

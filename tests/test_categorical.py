@@ -389,10 +389,29 @@ def test_hist_bin_limit_and_exact_beyond_it():
     assert clf.score(many, (many[:, 0] % 3 == 0).astype(int)) == 1.0
 
 
-def test_numeric_nan_still_rejected_with_categories():
-    X = np.array([[0.0, np.nan], [1.0, 1.0], [0.0, 2.0], [1.0, 3.0]])
-    with pytest.raises(ValueError, match="NaN"):
-        DecisionTreeClassifier(categorical_features=[0]).fit(X, [0, 1, 0, 1])
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_numeric_nan_next_to_categories(splitter):
+    """NaN in numeric columns and in categorical ones, in one tree: fit learns both kinds of
+    split, and every row (training rows and unseen NaN patterns) follows the documented
+    routing rules; infinity stays an error."""
+    rng = np.random.default_rng(5)
+    n = 600
+    category = rng.integers(0, 6, n).astype(float)
+    number = rng.normal(size=n)
+    y = ((category % 3 == 0) ^ (number > 0.3)).astype(int)
+    category[rng.random(n) < 0.1] = np.nan
+    number[rng.random(n) < 0.2] = np.nan
+    X = np.column_stack([category, number])
+    clf = DecisionTreeClassifier(categorical_features=[0], splitter=splitter, max_depth=6)
+    clf.fit(X, y)
+    tree = clf.tree_
+    split = tree.left >= 0
+    assert (tree.categorical_set[split] >= 0).any() and (tree.feature[split] == 1).any()
+    probe = np.vstack([X, [[np.nan, np.nan], [2.0, np.nan], [np.nan, 0.5], [7.0, 1.0]]])
+    leaves = clf.apply(probe)
+    assert [route_row(tree, x)[-1] for x in probe] == leaves.tolist()
+    with pytest.raises(ValueError, match="infinity"):
+        clf.predict(np.array([[1.0, np.inf]]))
 
 
 # ---------------------------------------------------------- storage, pruning, best-first

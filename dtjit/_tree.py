@@ -294,8 +294,8 @@ class Tree:
 
     @property
     def has_categorical_splits(self) -> bool:
-        """True when some node splits on a category subset."""
-        return bool((self.categorical_set >= 0).any())
+        """True when some node splits on a category subset (computed once: predict asks)."""
+        return self._derive("has_categorical", lambda: bool((self.categorical_set >= 0).any()))
 
     def category_set(self, node: int) -> np.ndarray:
         """Return the category codes that go left at categorical split ``node`` (int64).

@@ -350,10 +350,11 @@ def absolute_error_splits_parallel(nodes, candidate, node_start, node_end, node_
     bit-identical to the serial version.
     """
     for f in prange(sorted_idx.shape[0]):
+        # np.int64: a prange over a shape has an unsigned index (see _splitter's twin).
         absolute_error_splits_of_feature(
-            f, nodes, candidate, node_start, node_end, node_weight, sorted_idx, sorted_val,
-            rank_of, sorted_y, sample_weight, min_samples_leaf, min_weight_leaf, random_split,
-            max_segment, out_proxy, out_pos, out_threshold,
+            np.int64(f), nodes, candidate, node_start, node_end, node_weight, sorted_idx,
+            sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf, min_weight_leaf,
+            random_split, max_segment, out_proxy, out_pos, out_threshold,
         )  # fmt: skip
 
 

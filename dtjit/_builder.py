@@ -320,12 +320,12 @@ def evaluate_batch(
                     t = rand_uniform(rng_state, low, high)
                     out_threshold[s, f] = low if t == high else t
                     if n_missing > 0:
-                        out_missing[s, f] = rand_below(rng_state, 2)
+                        out_missing[s, f] = rand_below(rng_state, np.int64(2))
                 else:
                     candidate[s, f] = 0
     cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
     if criterion == ABSOLUTE_ERROR:
-        max_segment = 0
+        max_segment = np.int64(0)
         for node in search_nodes:
             max_segment = max(max_segment, node_end[node] - node_start[node])
         rank_of = np.empty(sorted_idx.shape[1], dtype=np.int64)

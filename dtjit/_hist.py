@@ -221,35 +221,36 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     sweep. Cost O(n_bins * n_sweep).
     """
     nan_bin = first_bin + n_bins - 1
-    if not np.isnan(bin_min[nan_bin]):
+    n_values = n_bins
+    weight_missing, n_missing = 0.0, 0.0
+    if np.isnan(bin_min[nan_bin]):
+        n_values = n_bins - 1
+        weight_missing, n_missing = bin_totals(hist, nan_bin, n_sweep, unit_weight)
+        if n_missing == n_rows:
+            return NO_SPLIT, -1, 0.0, -1  # all NaN in this node: nothing to split
+    best_proxy, best_cut, best_threshold, best_missing = NO_SPLIT, -1, 0.0, -1
+    # One call site of the inlined sweep (see _splitter.best_split_with_missing): run once
+    # without NaN rows, twice with them (NaN bin right, then left).
+    for nan_pass in range(2 if n_missing > 0.0 else 1):
         proxy, cut, threshold = sweep_bins(
-            hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, total, weight, n_rows,
-            n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, -1, left,
+            hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, total, weight,
+            n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
+            nan_bin if nan_pass == 1 else -1, left,
         )  # fmt: skip
-        return proxy, cut, threshold, -1
-    n_values = n_bins - 1
-    weight_missing, n_missing = bin_totals(hist, nan_bin, n_sweep, unit_weight)
-    proxy, cut, threshold = sweep_bins(
-        hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, total, weight, n_rows,
-        n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, -1, left,
-    )  # fmt: skip
-    if n_missing == 0.0:
-        return proxy, cut, threshold, -1
-    if n_missing == n_rows:
-        return NO_SPLIT, -1, 0.0, -1  # all NaN in this node: nothing to split
-    proxy_inf = values_versus_missing_proxy(
-        n_rows - n_missing, n_missing, weight, weight_missing, total, hist[nan_bin], n_sweep,
-        criterion, min_samples_leaf, min_weight_leaf, left,
-    )  # fmt: skip
-    if proxy_inf > proxy:
-        proxy, cut, threshold = proxy_inf, first_bin + n_values - 1, np.inf
-    proxy_left, cut_left, threshold_left = sweep_bins(
-        hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, total, weight, n_rows,
-        n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, nan_bin, left,
-    )  # fmt: skip
-    if proxy_left > proxy:
-        return proxy_left, cut_left, threshold_left, 1
-    return proxy, cut, threshold, 0
+        if nan_pass == 0:
+            best_proxy, best_cut, best_threshold = proxy, cut, threshold
+            if n_missing > 0.0:
+                best_missing = 0
+                proxy_inf = values_versus_missing_proxy(
+                    n_rows - n_missing, n_missing, weight, weight_missing, total, hist[nan_bin],
+                    n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
+                )  # fmt: skip
+                if proxy_inf > best_proxy:
+                    best_proxy, best_threshold = proxy_inf, np.inf
+                    best_cut = first_bin + n_values - 1
+        elif proxy > best_proxy:
+            best_proxy, best_cut, best_threshold, best_missing = proxy, cut, threshold, 1
+    return best_proxy, best_cut, best_threshold, best_missing
 
 
 @inline_kernel

@@ -355,37 +355,36 @@ def best_split_with_missing(
     rows; a feature that is all NaN in the node cannot split.
     """
     n_missing = count_missing(val, start, end)
-    if n_missing == 0:
-        proxy, pos, threshold = best_split_in_segment(
-            idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight,
-            n_sweep, criterion, min_samples_leaf, min_weight_leaf, 0, False, left, 0.0, left,
-        )  # fmt: skip
-        return proxy, pos, threshold, -1
     end_non_missing = end - n_missing
-    if end_non_missing == start:
-        return NO_SPLIT, end, 0.0, -1
-    missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib, sample_weight,
-                                unit_weight, n_sweep, missing_stats)  # fmt: skip
-    proxy, pos, threshold = best_split_in_segment(
-        idx, val, codes, start, end_non_missing, contrib, sample_weight, unit_weight, total,
-        weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, n_missing, False,
-        missing_stats, missing_weight, left,
-    )  # fmt: skip
-    missing = 0
-    proxy_inf = values_versus_missing_proxy(
-        end_non_missing - start, n_missing, weight, missing_weight, total, missing_stats,
-        n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
-    )  # fmt: skip
-    if proxy_inf > proxy:
-        proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
-    proxy_left, pos_left, threshold_left = best_split_in_segment(
-        idx, val, codes, start, end_non_missing, contrib, sample_weight, unit_weight, total,
-        weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, n_missing, True,
-        missing_stats, missing_weight, left,
-    )  # fmt: skip
-    if proxy_left > proxy:
-        return proxy_left, pos_left, threshold_left, 1
-    return proxy, pos, threshold, missing
+    missing_weight = 0.0
+    if n_missing > 0:
+        if end_non_missing == start:
+            return NO_SPLIT, end, 0.0, -1
+        missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib, sample_weight,
+                                    unit_weight, n_sweep, missing_stats)  # fmt: skip
+    best_proxy, best_pos, best_threshold, best_missing = NO_SPLIT, end, 0.0, -1
+    # One call site of the inlined sweep, run once without NaN rows and twice with them
+    # (NaN right, then NaN left): three call sites compiled three copies of the sweep into
+    # every kernel above this one and tripled their compile time.
+    for nan_pass in range(2 if n_missing > 0 else 1):
+        proxy, pos, threshold = best_split_in_segment(
+            idx, val, codes, start, end_non_missing, contrib, sample_weight, unit_weight,
+            total, weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, n_missing,
+            nan_pass == 1, missing_stats, missing_weight, left,
+        )  # fmt: skip
+        if nan_pass == 0:
+            best_proxy, best_pos, best_threshold = proxy, pos, threshold
+            if n_missing > 0:
+                best_missing = 0
+                proxy_inf = values_versus_missing_proxy(
+                    end_non_missing - start, n_missing, weight, missing_weight, total,
+                    missing_stats, n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
+                )  # fmt: skip
+                if proxy_inf > best_proxy:
+                    best_proxy, best_pos, best_threshold = proxy_inf, end_non_missing, np.inf
+        elif proxy > best_proxy:
+            best_proxy, best_pos, best_threshold, best_missing = proxy, pos, threshold, 1
+    return best_proxy, best_pos, best_threshold, best_missing
 
 
 @inline_kernel

@@ -34,7 +34,7 @@ from ._categorical import (
     restore_bins,
     split_segment_ids,
 )
-from ._criterion import impurity_improvement, node_impurity, poisson_loss
+from ._criterion import impurity_improvement, is_multi_output, node_impurity, poisson_loss
 from ._gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
 from ._hist import (
     build_histograms_parallel,
@@ -59,6 +59,11 @@ from ._jit import (
     parallel_kernel,
 )
 from ._mdlp import mdlp_accepts_split
+from ._multioutput import (
+    multi_output_splits_parallel,
+    multi_output_splits_serial,
+    stats_of_rows,
+)
 from ._splitter import (
     NO_SPLIT,
     best_splits_parallel,
@@ -257,6 +262,8 @@ def evaluate_batch(
     threshold drawn uniformly between the node's smallest and largest value, and the best of
     those is chosen (scikit-learn's random splitter). With ``criterion == GAIN_RATIO`` the
     feature is chosen by C4.5's rule (``_gain_ratio``); ``mdl_stop``: see :func:`accept_split`.
+    A multi-output criterion code (``_jit.MULTI_OUTPUT``) searches with ``_multioutput``'s
+    sweep, whose per-row arrays ``code``, ``contrib`` and ``y`` hold one entry per output.
 
     Returns
     -------
@@ -343,6 +350,18 @@ def evaluate_batch(
                 sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
                 min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
             )  # fmt: skip
+    elif is_multi_output(criterion) and parallel and work * n_features >= PARALLEL_MIN_WORK:
+        multi_output_splits_parallel(
+            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
+            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
+            min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
+        )  # fmt: skip
+    elif is_multi_output(criterion):
+        multi_output_splits_serial(
+            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
+            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
+            min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
+        )  # fmt: skip
     elif parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
@@ -402,13 +421,13 @@ def evaluate_batch(
             # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
             n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
             end_right = end - n_missing_left
-            weight_left = segment_stats(
-                idx, start, pos, end_right, end, code, contrib, sample_weight, y,
+            weight_left = stats_of_rows(
+                criterion, idx, start, pos, end_right, end, code, contrib, sample_weight, y,
                 is_regression, child_stats[k, 0],
             )  # fmt: skip
-            weight_right = segment_stats(
-                idx, pos, end_right, end_right, end_right, code, contrib, sample_weight, y,
-                is_regression, child_stats[k, 1],
+            weight_right = stats_of_rows(
+                criterion, idx, pos, end_right, end_right, end_right, code, contrib,
+                sample_weight, y, is_regression, child_stats[k, 1],
             )  # fmt: skip
         accept_split(
             k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
@@ -543,7 +562,9 @@ def build(
         Output of ``presort_*`` and ``sorted_codes``; modified (segments are partitioned in
         place).
     code, contrib, sample_weight, y : ndarray, shape (n_samples,)
-        Per-sample sweep code (int32), contribution, weight and regression target (float64).
+        Per-sample sweep code (int32), contribution, weight and regression target (float64);
+        with a multi-output criterion ``code``, ``contrib`` and ``y`` have ``n_samples *
+        n_outputs`` entries (``_multioutput``) and ``sorted_code`` is unused but partitioned.
     unit_weight : bool
         Every contribution and weight is 1: the sweep skips gathering them.
     n_stats, n_sweep : int
@@ -672,8 +693,8 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
     node_impurity_ = tree[10]
     n_samples = root_idx.shape[0]
     node_end[0] = n_samples
-    node_weight[0] = segment_stats(
-        root_idx, np.int64(0), n_samples, np.int64(0), np.int64(0), code, contrib,
+    node_weight[0] = stats_of_rows(
+        criterion, root_idx, np.int64(0), n_samples, np.int64(0), np.int64(0), code, contrib,
         sample_weight, y, is_regression, node_stats[0],
     )  # fmt: skip
     node_impurity_[0] = segment_impurity(

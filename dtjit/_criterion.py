@@ -7,6 +7,13 @@ A node is summarised by a small statistics vector and its weight ``W``:
   ``stats[2] = max(y) - min(y)`` (so a node of equal targets has impurity exactly 0); with
   ``absolute_error`` also ``stats[3]``, the weighted median.
 
+Multi-output criteria (code ``base + MULTI_OUTPUT * k``, see ``_jit``) lay the statistics out
+per output: classification ``stats[o * width + c]`` is the weighted count of class ``c`` of
+output ``o`` (``width``: the largest number of classes, smaller outputs padded with zeros);
+regression ``stats[o]``, ``stats[k + o]`` and ``stats[2k + o]`` are ``sum(w * y_o)``,
+``sum(w * y_o**2)`` and ``range(y_o)``. Their impurity and proxy are scikit-learn's: the mean
+over outputs of each output's impurity.
+
 ``poisson`` and ``absolute_error`` impurities need the node's samples, not only its sums:
 :func:`poisson_loss` and ``_absolute_error.absolute_error_of_segment`` compute them (once per
 node, for the chosen split's children).
@@ -30,6 +37,7 @@ from ._jit import (
     EPSILON,
     GAIN_RATIO,
     GINI,
+    MULTI_OUTPUT,
     POISSON,
     SQUARED_ERROR,
     inline_kernel,
@@ -46,6 +54,24 @@ POISSON_EPSILON = 10.0 * EPSILON
 def is_classification(criterion):
     """Whether ``criterion`` scores class counts (the sweeps may skip same-class runs)."""
     return criterion == GINI or criterion == ENTROPY or criterion == GAIN_RATIO
+
+
+@inline_kernel
+def is_multi_output(criterion):
+    """Whether ``criterion`` is a multi-output code (``base + MULTI_OUTPUT * n_outputs``)."""
+    return criterion >= MULTI_OUTPUT
+
+
+@inline_kernel
+def n_outputs_of(criterion):
+    """Return the number of outputs a criterion code scores (1 for single-output codes)."""
+    return max(1, criterion // MULTI_OUTPUT)
+
+
+@inline_kernel
+def base_criterion(criterion):
+    """Return the per-output criterion of a code: ``GINI``, ``ENTROPY`` or ``SQUARED_ERROR``."""
+    return criterion % MULTI_OUTPUT
 
 
 @inline_kernel
@@ -72,6 +98,8 @@ def node_impurity(criterion, stats, weight):
     float
         Gini index, entropy in bits (also for ``gain_ratio``), or the weighted variance.
     """
+    if is_multi_output(criterion):
+        return multi_output_impurity(criterion, stats, weight)
     if criterion == GINI:
         sq_count = 0.0
         for c in range(stats.shape[0]):
@@ -193,6 +221,8 @@ def split_proxy(criterion, left, total, n_sweep, weight_left, weight_right):
     updates per candidate); the histogram and random splitters score few candidates per
     (node, feature) and share this helper.
     """
+    if is_multi_output(criterion):
+        return multi_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
     if criterion == SQUARED_ERROR:
         return squared_error_proxy(left[0], total[0] - left[0], weight_left, weight_right)
     if criterion == POISSON:
@@ -217,3 +247,88 @@ def split_proxy(criterion, left, total, n_sweep, weight_left, weight_right):
         entropy_left += entropy_term(left[c], weight_left)
         entropy_right += entropy_term(total[c] - left[c], weight_right)
     return children_proxy(entropy_left, entropy_right, weight_left, weight_right)
+
+
+@kernel
+def multi_output_impurity(criterion, stats, weight):
+    """Impurity of a node for a multi-output criterion: the mean of the outputs' impurities.
+
+    Parameters
+    ----------
+    criterion : int
+        A multi-output code (``base + MULTI_OUTPUT * n_outputs``).
+    stats : ndarray of float64
+        The node's statistics in the multi-output layout (module docstring).
+    weight : float
+        Weighted number of samples of the node, ``> 0``.
+
+    Returns
+    -------
+    float
+        ``sum_o impurity_o / n_outputs`` (scikit-learn's multi-output impurity). An output
+        whose targets are all equal contributes exactly 0, as in :func:`node_impurity`.
+    """
+    n_outputs = n_outputs_of(criterion)
+    base = base_criterion(criterion)
+    total = 0.0
+    if base == SQUARED_ERROR:
+        for o in range(n_outputs):
+            if stats[2 * n_outputs + o] != 0.0:
+                mean = stats[o] / weight
+                total += stats[n_outputs + o] / weight - mean * mean
+        return total / n_outputs
+    width = stats.shape[0] // n_outputs
+    for o in range(n_outputs):
+        if base == GINI:
+            sq_count = 0.0
+            for c in range(o * width, (o + 1) * width):
+                sq_count += stats[c] * stats[c]
+            total += gini_from_squares(sq_count, weight)
+        else:
+            for c in range(o * width, (o + 1) * width):
+                total += entropy_term(stats[c], weight)
+    return total / n_outputs
+
+
+@inline_kernel
+def multi_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right):
+    """Proxy of a candidate split for a multi-output criterion (larger is better).
+
+    Notes
+    -----
+    scikit-learn's operations in its order: squared error sums the squared sums of all
+    outputs per side before dividing by the side's weight; Gini and entropy add the
+    outputs' impurities per side and divide by ``n_outputs`` before weighting the sides.
+    With one output each is the single-output proxy, bit for bit.
+    """
+    n_outputs = n_outputs_of(criterion)
+    base = base_criterion(criterion)
+    if base == SQUARED_ERROR:
+        sq_left = 0.0
+        sq_right = 0.0
+        for o in range(n_outputs):
+            sq_left += left[o] * left[o]
+            right = total[o] - left[o]
+            sq_right += right * right
+        return sq_left / weight_left + sq_right / weight_right
+    width = n_sweep // n_outputs
+    impurity_left = 0.0
+    impurity_right = 0.0
+    for o in range(n_outputs):
+        if base == GINI:
+            sq_left = 0.0
+            sq_right = 0.0
+            for c in range(o * width, (o + 1) * width):
+                count = left[c]
+                sq_left += count * count
+                count = total[c] - left[c]
+                sq_right += count * count
+            impurity_left += gini_from_squares(sq_left, weight_left)
+            impurity_right += gini_from_squares(sq_right, weight_right)
+        else:
+            for c in range(o * width, (o + 1) * width):
+                impurity_left += entropy_term(left[c], weight_left)
+                impurity_right += entropy_term(total[c] - left[c], weight_right)
+    return children_proxy(
+        impurity_left / n_outputs, impurity_right / n_outputs, weight_left, weight_right
+    )

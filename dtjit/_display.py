@@ -130,12 +130,13 @@ def tree_html(view: TreeView, max_nodes: int = MAX_DRAWN_NODES) -> str:
 def estimator_html(estimator: Any) -> str:
     """scikit-learn's HTML hook for our estimators: the tree once fitted, then the diagram.
 
-    An unfitted estimator shows scikit-learn's diagram alone.
+    An unfitted estimator, or one with several outputs (the drawing shows one output),
+    shows scikit-learn's diagram alone.
     """
     from sklearn.utils import estimator_html_repr
 
     diagram = estimator_html_repr(estimator)
-    if not hasattr(estimator, "tree_"):
+    if not hasattr(estimator, "tree_") or estimator.tree_.n_outputs != 1:
         return diagram
     return (
         tree_html(resolve_view(estimator))

@@ -8,11 +8,16 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
 from sklearn.utils import Bunch, check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from . import (
     _binning,
@@ -33,6 +38,7 @@ from ._jit import (
     PARALLEL_MIN_WORK,
     SQUARED_ERROR,
     TREE_LEAF,
+    multi_output_criterion,
     numba_threads,
     resolve_n_jobs,
 )
@@ -44,10 +50,13 @@ ALLOW_NAN = True
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
 # Criteria the categorical subset search scores (dtjit._categorical).
 CATEGORICAL_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
+# Criteria with a multi-output form (dtjit._multioutput), as in scikit-learn less poisson,
+# absolute_error and friedman_mse.
+MULTI_OUTPUT_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
 _FAST_PATH_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-class BaseDecisionTree(BaseEstimator):
+class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
     """Shared machinery of :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`."""
 
     _parameter_constraints: dict = {
@@ -95,6 +104,8 @@ class BaseDecisionTree(BaseEstimator):
                 raise ValueError(f"Expected a 2-D X, got shape {X.shape}.")
             cat_features = _category_encoding.resolve_features(self.categorical_features, X)
         X, mapped_categories, from_values = _category_encoding.map_values_fit(X, cat_features)
+        if sparse.issparse(y):
+            raise TypeError("A sparse y is not supported; pass y as a dense array.")
         X, y = validate_data(
             self,
             X,
@@ -104,7 +115,15 @@ class BaseDecisionTree(BaseEstimator):
             ensure_min_samples=2,
             y_numeric=not is_classifier,
             ensure_all_finite="allow-nan",
+            multi_output=True,
         )
+        if y.ndim == 2 and y.shape[1] == 1:
+            # One output, as in scikit-learn; a DataConversionWarning only where several
+            # outputs are not supported (e.g. splitter="hist"), as single-output estimators do.
+            y = column_or_1d(y, warn=not self._supports_multi_output())
+        n_outputs = 1 if y.ndim == 1 else y.shape[1]
+        if n_outputs > 1:
+            self._check_multi_output(cat_features.size > 0)
         n_samples, n_features = X.shape
         self.features_with_missing_ = np.isnan(X).any(axis=0)
         if cat_features.size:
@@ -122,8 +141,14 @@ class BaseDecisionTree(BaseEstimator):
         cat_slot, n_words = _category_encoding.split_layout(columns, n_features)
         if is_classifier:
             check_classification_targets(y)
-            self.classes_, y_encoded = np.unique(y, return_inverse=True)
-            self.n_classes_ = len(self.classes_)
+            if n_outputs == 1:
+                self.classes_, y_encoded = np.unique(y, return_inverse=True)
+                self.n_classes_ = len(self.classes_)
+            else:
+                encoded = [np.unique(y[:, o], return_inverse=True) for o in range(n_outputs)]
+                self.classes_ = [classes for classes, _ in encoded]
+                self.n_classes_ = np.array([len(c) for c in self.classes_], dtype=np.intp)
+                y_encoded = np.column_stack([codes for _, codes in encoded])
             y_encoded = y_encoded.astype(np.int32)
         y_float = np.ascontiguousarray(y, dtype=np.float64) if not is_classifier else None
         if not is_classifier:
@@ -175,19 +200,6 @@ class BaseDecisionTree(BaseEstimator):
                 y_float = y_float[keep]
             n_samples = X.shape[0]
         criterion = CRITERION_CODES[self.criterion]
-        if is_classifier:
-            code = y_encoded
-            contrib = sample_weight
-            y_kernel = np.zeros(1, dtype=np.float64)  # unused by classification kernels
-            n_stats = n_sweep = self.n_classes_
-        else:
-            code = np.zeros(n_samples, dtype=np.int32)
-            contrib = sample_weight * y_float
-            y_kernel = y_float
-            n_stats, n_sweep = 3, 1  # sum(w*y), sum(w*y*y), range(y); sweep sum(w*y)
-            if criterion == ABSOLUTE_ERROR:
-                n_stats = MEDIAN_STAT + 1  # and the weighted median, the node's value
-
         max_leaf_nodes = -1 if self.max_leaf_nodes is None else int(self.max_leaf_nodes)
         seed = check_random_state(self.random_state).randint(
             1, np.iinfo(np.int64).max, dtype=np.int64
@@ -200,12 +212,21 @@ class BaseDecisionTree(BaseEstimator):
         weight_scale = _power_of_two_scale(sample_weight)
         # Only squared error squares the targets (the other criteria are scale-free sums).
         target_scale = 1.0 if criterion != SQUARED_ERROR else _power_of_two_scale(y_float)
-        if weight_scale != 1.0 or target_scale != 1.0:
+        if weight_scale != 1.0:
             sample_weight = sample_weight * weight_scale
             min_weight_leaf *= weight_scale
-            contrib = sample_weight * (1.0 if is_classifier else y_float * target_scale)
-            if not is_classifier:
-                y_kernel = y_float * target_scale
+        if target_scale != 1.0:
+            y_float = y_float * target_scale
+        if is_classifier:
+            code, contrib, n_stats = _classification_sweep(
+                y_encoded, sample_weight, self.n_classes_
+            )
+            y_kernel = np.zeros(1, dtype=np.float64)  # unused by classification kernels
+            n_sweep = n_stats
+        else:
+            code, contrib, y_kernel, n_stats, n_sweep = _regression_sweep(
+                y_float, sample_weight, criterion
+            )
         # In squared target units: scaled like the impurities (inf if it overflows: no split
         # can then reach it, as none could in the original units either).
         min_impurity_decrease = float(self.min_impurity_decrease)
@@ -219,10 +240,10 @@ class BaseDecisionTree(BaseEstimator):
         # Arguments shared by both builders, in their order after the data arguments.
         build_args = (
             code, contrib, sample_weight, bool(unit_weight), y_kernel, n_stats, n_sweep,
-            criterion, not is_classifier, max_depth, int(min_samples_split),
-            int(min_samples_leaf), float(min_weight_leaf), min_impurity_decrease,
-            int(self.max_features_), max_leaf_nodes, rng_state, n_threads > 1, int(n_threads),
-            bool(getattr(self, "mdl_stop", False)),
+            multi_output_criterion(criterion, n_outputs), not is_classifier, max_depth,
+            int(min_samples_split), int(min_samples_leaf), float(min_weight_leaf),
+            min_impurity_decrease, int(self.max_features_), max_leaf_nodes, rng_state,
+            n_threads > 1, int(n_threads), bool(getattr(self, "mdl_stop", False)),
         )  # fmt: skip
         with numba_threads(n_threads):
             if self.splitter == "hist":
@@ -252,7 +273,10 @@ class BaseDecisionTree(BaseEstimator):
         if criterion == ABSOLUTE_ERROR:
             value = node_stats[:, MEDIAN_STAT].reshape(-1, 1, 1)
         elif not is_classifier:
-            value = (node_stats[:, 0] / weight / target_scale).reshape(-1, 1, 1)
+            # The first n_outputs statistics are the sums of w * y (_multioutput's layout).
+            value = (node_stats[:, :n_outputs] / weight[:, None] / target_scale).reshape(
+                -1, n_outputs, 1
+            )
             with np.errstate(over="ignore"):
                 impurity = impurity / (target_scale * target_scale)
             if not np.isfinite(impurity).all():
@@ -261,7 +285,7 @@ class BaseDecisionTree(BaseEstimator):
                     "rescale y before fitting."
                 )
         else:
-            value = (node_stats / weight[:, None]).reshape(-1, 1, n_stats)
+            value = (node_stats / weight[:, None]).reshape(-1, n_outputs, n_stats // n_outputs)
         weight = weight / weight_scale
         arrays = {
             "feature": feature,
@@ -277,15 +301,43 @@ class BaseDecisionTree(BaseEstimator):
         if max_leaf_nodes > 0:  # best-first ids are in creation order
             arrays = _renumber_breadth_first(arrays)
         categorical = _category_encoding.categorical_split_arrays(arrays, node_bits, cat_slot)
-        self.n_outputs_ = 1
+        self.n_outputs_ = n_outputs
         tree = Tree(
             n_features=n_features,
-            n_classes=[self.n_classes_] if is_classifier else [1],
+            n_classes=np.atleast_1d(self.n_classes_) if is_classifier else [1] * n_outputs,
             **arrays,
             **categorical,
         )
         self.tree_ = _prune.prune_to_alpha(tree, float(self.ccp_alpha))
         return self
+
+    def _supports_multi_output(self) -> bool:
+        """Whether this configuration can fit a y of several columns (``_check_multi_output``)."""
+        return (
+            self.splitter != "hist"
+            and self.criterion in MULTI_OUTPUT_CRITERIA
+            and self.categorical_features is None
+            and not getattr(self, "mdl_stop", False)
+        )
+
+    def _check_multi_output(self, has_categorical: bool) -> None:
+        """Reject the options that have no multi-output form (y of shape (n, k), k > 1)."""
+        unsupported = []
+        if self.criterion not in MULTI_OUTPUT_CRITERIA:
+            unsupported.append(f"criterion={self.criterion!r}")
+        if self.splitter == "hist":
+            unsupported.append("splitter='hist'")
+        if has_categorical:
+            unsupported.append("categorical_features")
+        if getattr(self, "mdl_stop", False):
+            unsupported.append("mdl_stop=True")
+        if unsupported:
+            raise ValueError(
+                f"Multi-output y (more than one column) is not supported with "
+                f"{', '.join(unsupported)}; multi-output trees support criterion in "
+                f"{sorted(MULTI_OUTPUT_CRITERIA)} with splitter='best' or 'random', numeric "
+                f"features only."
+            )
 
     def cost_complexity_pruning_path(self, X: Any, y: Any, sample_weight: Any = None) -> Bunch:
         """Compute the pruning path of minimal cost-complexity pruning (scikit-learn's).
@@ -300,7 +352,7 @@ class BaseDecisionTree(BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training input.
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Class labels or target values.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, not all zero.
@@ -546,6 +598,7 @@ class BaseDecisionTree(BaseEstimator):
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = ALLOW_NAN
+        tags.target_tags.multi_output = self._supports_multi_output()
         return tags
 
     def _html_repr(self) -> str:
@@ -559,6 +612,54 @@ def _raise_for_unroutable(found: int) -> None:
         raise ValueError("Input X contains infinity or a value too large for dtype('float32').")
     if found == _predict.ROWS_HAVE_NAN and not ALLOW_NAN:
         raise ValueError("Input X contains NaN.")
+
+
+def _labels_per_output(classes: list[np.ndarray], indices: np.ndarray) -> np.ndarray:
+    """Return ``classes[o][indices[:, o]]`` as the columns of one array.
+
+    Every output's labels come from the columns of one y array, so they share its dtype.
+    """
+    out = np.empty(indices.shape, dtype=classes[0].dtype)
+    for o, labels in enumerate(classes):
+        out[:, o] = labels.take(indices[:, o])
+    return out
+
+
+def _classification_sweep(
+    y_encoded: np.ndarray, sample_weight: np.ndarray, n_classes: Any
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Return ``code, contrib, n_stats``: what each row adds to the class-count statistics.
+
+    One output: the class code and the weight (``_splitter``). Several: for row ``i`` and
+    output ``o`` the slot ``o * width + class`` and the weight, flattened row by row
+    (``_multioutput``), where ``width`` is the largest of ``n_classes``.
+    """
+    width = int(np.max(n_classes))
+    if y_encoded.ndim == 1:
+        return y_encoded, sample_weight, width
+    n_outputs = y_encoded.shape[1]
+    slots = y_encoded + np.arange(n_outputs, dtype=np.int32) * np.int32(width)
+    contrib = np.repeat(sample_weight, n_outputs)
+    return np.ascontiguousarray(slots, dtype=np.int32).ravel(), contrib, n_outputs * width
+
+
+def _regression_sweep(
+    y: np.ndarray, sample_weight: np.ndarray, criterion: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Return ``code, contrib, y, n_stats, n_sweep`` for the regression kernels.
+
+    One output: statistics ``sum(w*y), sum(w*y*y), range(y)`` (and the weighted median for
+    absolute error), swept ``sum(w*y)``. Several: those three per output, swept the
+    ``n_outputs`` sums; per-row arrays flattened row by row (``_multioutput``).
+    """
+    n_samples = sample_weight.shape[0]
+    if y.ndim == 1:
+        n_stats = MEDIAN_STAT + 1 if criterion == ABSOLUTE_ERROR else 3
+        return np.zeros(n_samples, dtype=np.int32), sample_weight * y, y, n_stats, 1
+    n_outputs = y.shape[1]
+    code = np.tile(np.arange(n_outputs, dtype=np.int32), n_samples)
+    contrib = np.ascontiguousarray(sample_weight[:, None] * y).ravel()
+    return code, contrib, np.ascontiguousarray(y).ravel(), 3 * n_outputs, n_outputs
 
 
 def _power_of_two_scale(a: np.ndarray) -> float:
@@ -668,16 +769,16 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-    n_classes_ : int
-        Number of classes.
+    classes_ : ndarray of shape (n_classes,) or list of ndarray
+        The class labels (a list with one array per output when ``n_outputs_ > 1``).
+    n_classes_ : int or ndarray of int
+        Number of classes (per output when ``n_outputs_ > 1``).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features, when X has string column names.
     n_outputs_ : int
-        Number of outputs (1).
+        Number of outputs: columns of y (a column vector counts as one).
     max_features_ : int
         The resolved ``max_features``.
     categorical_features_ : ndarray of int64
@@ -705,6 +806,15 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     had no NaN among the node's training rows, NaN goes to the child with more training
     rows. ``splitter="random"`` draws the side of the NaN rows at random;
     ``splitter="hist"`` gives NaN a bin of its own.
+
+    Multiple outputs: y of shape (n_samples, n_outputs) grows one tree for all outputs, as
+    in scikit-learn: a node's impurity is the mean over outputs of each output's impurity,
+    ``tree_.value`` has shape (node_count, n_outputs, max_n_classes), ``predict`` returns
+    one column per output and ``predict_proba`` a list of arrays. Criteria ``"gini"``,
+    ``"entropy"`` and ``"log_loss"``, splitters ``"best"`` and ``"random"``, sample weights,
+    ``class_weight`` (a list of dicts or ``"balanced"``), NaN in X and cost-complexity
+    pruning work with several outputs; ``splitter="hist"``, ``categorical_features``,
+    ``"gain_ratio"`` and ``mdl_stop`` raise ``ValueError``, and so do the exports and plots.
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
@@ -776,8 +886,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         X : array-like of shape (n_samples, n_features)
             Training input; converted to float32 like scikit-learn does. NaN is a missing
             value (see the class Notes); infinite values raise ``ValueError``.
-        y : array-like of shape (n_samples,)
-            Class labels.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels; several columns fit one tree for several outputs (see Notes).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, not all zero; ``None`` weighs samples equally.
 
@@ -798,12 +908,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
             Predicted labels (the majority class of each sample's leaf; ties go to the
-            first class in ``classes_``).
+            first class in ``classes_``); with several outputs, one column per output.
         """
         X = self._validate_X_predict(X)
         tree = self.tree_
+        if self.n_outputs_ > 1:
+            return _labels_per_output(self.classes_, self._route(X, tree.majority_classes()))
         classes = self.classes_
         if classes.dtype == np.int64 and classes[0] == 0 and classes[-1] == len(classes) - 1:
             # Sorted distinct integers from 0 to k-1 are 0..k-1: each label is its own index,
@@ -821,9 +933,17 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
         Returns
         -------
-        ndarray of float64, shape (n_samples, n_classes)
+        ndarray of float64, shape (n_samples, n_classes), or list of n_outputs such arrays
+            With several outputs, output ``o``'s array has ``n_classes_[o]`` columns.
         """
         X = self._validate_X_predict(X)
+        if self.n_outputs_ > 1:
+            values = self._route(X, self.tree_.output_values().view(np.int64)).view(np.float64)
+            values = values.reshape(X.shape[0], self.n_outputs_, -1)
+            return [
+                np.ascontiguousarray(values[:, o, :n_classes])
+                for o, n_classes in enumerate(self.n_classes_)
+            ]
         fractions = self.tree_.class_fractions().view(np.int64)
         return self._route(X, fractions).view(np.float64)
 
@@ -837,15 +957,19 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
         Returns
         -------
-        ndarray of float64, shape (n_samples, n_classes)
+        ndarray of float64, shape (n_samples, n_classes), or list of n_outputs such arrays
             ``-inf`` where a class is absent from the leaf.
         """
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            if self.n_outputs_ > 1:
+                return [np.log(p) for p in proba]
+            return np.log(proba)
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_label = False
+        # A binary y per output, as scikit-learn (not with the histogram splitter).
+        tags.classifier_tags.multi_label = self._supports_multi_output()
         return tags
 
 
@@ -913,7 +1037,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features, when X has string column names.
     n_outputs_ : int
-        Number of outputs (1).
+        Number of outputs: columns of y (a column vector counts as one).
     max_features_ : int
         The resolved ``max_features``.
     categorical_features_ : ndarray of int64
@@ -941,6 +1065,14 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     had no NaN among the node's training rows, NaN goes to the child with more training
     rows. ``splitter="random"`` draws the side of the NaN rows at random;
     ``splitter="hist"`` gives NaN a bin of its own.
+
+    Multiple outputs: y of shape (n_samples, n_outputs) grows one tree for all outputs, as
+    in scikit-learn: a node's impurity is the mean over outputs of the outputs' variances,
+    ``tree_.value`` has shape (node_count, n_outputs, 1) and ``predict`` returns one column
+    per output. ``"squared_error"``, splitters ``"best"`` and ``"random"``, sample weights,
+    NaN in X and cost-complexity pruning work with several outputs; ``splitter="hist"``,
+    ``categorical_features``, ``"poisson"`` and ``"absolute_error"`` raise ``ValueError``,
+    and so do the exports and plots.
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
@@ -1004,8 +1136,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         X : array-like of shape (n_samples, n_features)
             Training input; converted to float32 like scikit-learn does. NaN is a missing
             value (see the class Notes); infinite values raise ``ValueError``.
-        y : array-like of shape (n_samples,)
-            Target values.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Target values; several columns fit one tree for several outputs (see Notes).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, not all zero.
 
@@ -1026,11 +1158,14 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
         Returns
         -------
-        ndarray of float64, shape (n_samples,)
+        ndarray of float64, shape (n_samples,) or (n_samples, n_outputs)
         """
         # The kernel copies 8-byte payloads without looking at them: float64 means travel
         # as their int64 bit patterns, so one compiled kernel serves every prediction.
         X = self._validate_X_predict(X)
+        if self.n_outputs_ > 1:
+            means = self.tree_.output_values().view(np.int64)
+            return self._route(X, means).view(np.float64)
         means = self.tree_.node_means().view(np.int64)
         return self._route(X, means).view(np.float64)
 

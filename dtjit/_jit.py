@@ -68,6 +68,20 @@ GAIN_RATIO = 3
 POISSON = 4
 ABSOLUTE_ERROR = 5
 
+# A criterion scoring k > 1 outputs at once (scikit-learn's multi-output trees: the node
+# impurity is the mean over outputs of each output's impurity) has the code
+# ``base + MULTI_OUTPUT * k``: the kernels learn the number of outputs from the code, as
+# scikit-learn's Criterion objects are built with n_outputs, and no kernel signature grows.
+# Single-output codes are below MULTI_OUTPUT. Only GINI, ENTROPY and SQUARED_ERROR have
+# multi-output forms (``_multioutput``).
+MULTI_OUTPUT = 8
+
+
+def multi_output_criterion(criterion: int, n_outputs: int) -> int:
+    """Return the code of ``criterion`` scoring ``n_outputs`` outputs (itself for one)."""
+    return criterion if n_outputs == 1 else criterion + MULTI_OUTPUT * n_outputs
+
+
 CRITERION_CODES = {
     "gini": GINI,
     "entropy": ENTROPY,

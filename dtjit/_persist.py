@@ -71,11 +71,18 @@ def save(model: BaseDecisionTree, path: str | os.PathLike) -> None:
     header["categorical"] = _categorical_header(model)
     arrays = {**tree.to_arrays(), **tree.categorical_arrays()}
     if hasattr(model, "classes_"):
-        classes = np.asarray(model.classes_)
-        header["classes_dtype"] = "object" if classes.dtype == object else None
-        if classes.dtype == object:
-            classes = classes.astype(str)
-        arrays["classes"] = classes
+        # One output: member "classes"; several: "classes_0", "classes_1", ... (one per
+        # output, each with its own dtype).
+        one_output = model.n_outputs_ == 1
+        per_output = [model.classes_] if one_output else model.classes_
+        dtypes = []
+        for o, labels in enumerate(per_output):
+            classes = np.asarray(labels)
+            dtypes.append("object" if classes.dtype == object else None)
+            if classes.dtype == object:
+                classes = classes.astype(str)
+            arrays["classes" if one_output else f"classes_{o}"] = classes
+        header["classes_dtype"] = dtypes[0] if one_output else dtypes
     write_model_file(path, header, arrays)
 
 
@@ -115,16 +122,8 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
     except (TypeError, ValueError) as exc:
         raise TreeFormatError(f"Model file parameters do not fit {name}: {exc}") from exc
     tree = tree_from_arrays(header.get("n_features"), header.get("n_classes"), arrays)
-    if tree.n_outputs != 1:
-        raise TreeFormatError(f"{name} has one output; the file's tree has {tree.n_outputs}.")
     if cls is DecisionTreeClassifier:
-        classes = arrays.get("classes")
-        if classes is None or classes.ndim != 1 or classes.shape[0] != tree.max_n_classes:
-            raise TreeFormatError("Model file's classes do not match the tree's value array.")
-        if header.get("classes_dtype") == "object":
-            classes = classes.astype(object)  # labels were Python strings at fit time
-        model.classes_ = classes
-        model.n_classes_ = int(classes.shape[0])
+        _restore_classes(model, tree, header, arrays)
     elif tree.max_n_classes != 1:
         raise TreeFormatError("A regression tree must have one value column.")
     names = header.get("feature_names_in")
@@ -152,6 +151,32 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
     model.n_outputs_ = tree.n_outputs
     model.tree_ = tree
     return model
+
+
+def _restore_classes(
+    model: BaseDecisionTree, tree: Any, header: dict, arrays: dict[str, np.ndarray]
+) -> None:
+    """Set ``classes_`` and ``n_classes_`` from the file, checked against the tree."""
+    n_outputs = tree.n_outputs
+    names = ["classes"] if n_outputs == 1 else [f"classes_{o}" for o in range(n_outputs)]
+    dtypes = header.get("classes_dtype")
+    dtypes = [dtypes] if n_outputs == 1 else dtypes
+    if not isinstance(dtypes, list) or len(dtypes) != n_outputs:
+        raise TreeFormatError("Model file's classes_dtype does not match the tree's outputs.")
+    per_output = []
+    for name, n_classes, dtype in zip(names, tree.n_classes, dtypes, strict=True):
+        classes = arrays.get(name)
+        if classes is None or classes.ndim != 1 or classes.shape[0] != n_classes:
+            raise TreeFormatError("Model file's classes do not match the tree's value array.")
+        if dtype == "object":
+            classes = classes.astype(object)  # labels were Python strings at fit time
+        per_output.append(classes)
+    if n_outputs == 1:
+        model.classes_ = per_output[0]
+        model.n_classes_ = int(per_output[0].shape[0])
+    else:
+        model.classes_ = per_output
+        model.n_classes_ = np.array([len(c) for c in per_output], dtype=np.intp)
 
 
 def _categorical_header(model: BaseDecisionTree) -> dict[str, Any]:

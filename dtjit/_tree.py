@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
+import re
 import zipfile
 from typing import Any
 
@@ -42,6 +44,8 @@ CATEGORICAL_ARRAYS: dict[str, tuple[np.dtype, int]] = {
 
 # Members a model file may hold; anything else in the archive is ignored unread.
 KNOWN_MEMBERS = frozenset(NODE_ARRAYS) | frozenset(CATEGORICAL_ARRAYS) | {"header", "classes"}
+# A multi-output classifier stores its labels per output: classes_0, classes_1, ...
+OUTPUT_CLASSES_MEMBER = re.compile(r"classes_[0-9]{1,6}")
 
 
 class TreeFormatError(ValueError):
@@ -280,6 +284,26 @@ class Tree:
         """
         return self._derive("fractions", lambda: np.array(self.value[:, 0, :], order="C"))
 
+    def majority_classes(self) -> np.ndarray:
+        """Return the most weighted class index of every node and output, (n_nodes, n_outputs).
+
+        int64, C order, first class on ties (built once): ``predict`` of a multi-output
+        classifier routes these rows, one label index per output.
+        """
+        return self._derive(
+            "majorities", lambda: np.ascontiguousarray(np.argmax(self.value, axis=2), np.int64)
+        )
+
+    def output_values(self) -> np.ndarray:
+        """Return ``value`` as a contiguous (n_nodes, n_outputs * max_n_classes) array.
+
+        Built once; row ``node`` holds every output's class fractions (or means), so one
+        traversal serves all outputs of a multi-output tree.
+        """
+        return self._derive(
+            "output_values", lambda: np.array(self.value.reshape(self.node_count, -1), order="C")
+        )
+
     def node_means(self) -> np.ndarray:
         """Return ``value[:, 0, 0]`` as a contiguous float64 array (regression; built once)."""
         return self._derive("means", lambda: np.array(self.value[:, 0, 0], order="C"))
@@ -321,10 +345,12 @@ class Tree:
         self.__init__(**state)
 
     def _repr_html_(self) -> str:
-        """Draw the tree in Jupyter (its top levels when it is large)."""
+        """Draw the tree in Jupyter (its top levels when it is large; text for multi-output)."""
         from ._display import tree_html  # the display code is not needed to predict
         from ._view import resolve_view
 
+        if self.n_outputs != 1:
+            return f"<pre>{html.escape(repr(self))}</pre>"
         return tree_html(resolve_view(self))
 
     def __repr__(self) -> str:
@@ -540,7 +566,7 @@ def _read_npz_members(raw: bytes) -> dict[str, np.ndarray]:
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         for info in archive.infolist():
             name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-            if name not in KNOWN_MEMBERS:
+            if name not in KNOWN_MEMBERS and not OUTPUT_CLASSES_MEMBER.fullmatch(name):
                 continue  # never decompressed, never allocated
             if info.compress_type != zipfile.ZIP_STORED:
                 # dtjit writes uncompressed members; a compressed one could expand ~1000x.

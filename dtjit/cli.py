@@ -472,7 +472,13 @@ def _load_model(path: str) -> Any:
     from ._datafiles import check_input_file
 
     check_input_file(path, "MODEL")
-    return load(path)
+    model = load(path)
+    if model.n_outputs_ != 1:
+        raise ValueError(
+            f"{path} holds a tree with {model.n_outputs_} outputs; the dtjit command handles "
+            f"single-output models only (use the Python API for multi-output trees)."
+        )
+    return model
 
 
 def _one_line(exc: BaseException) -> str:

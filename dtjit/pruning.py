@@ -478,6 +478,12 @@ def _node_losses(
     """
     if X is None or y is None:
         raise ValueError("X_val and y_val must be given together.")
+    if model.n_outputs_ != 1:
+        raise ValueError(
+            f"Validation errors (reduced_error_prune, select_ccp_alpha) are defined for "
+            f"single-output trees; this one has {model.n_outputs_} outputs. Its pruning path "
+            f"and dtjit.prune work."
+        )
     paths = model.decision_path(X)
     y = column_or_1d(y, warn=True)
     check_consistent_length(paths, y)

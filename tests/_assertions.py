@@ -28,6 +28,10 @@ class Comparison:
 
 
 def _impurity(y, w, criterion, n_classes):
+    if y.ndim == 2:  # several outputs: the mean of the outputs' impurities (scikit-learn's)
+        return np.mean(
+            [_impurity(y[:, o], w, criterion, n_classes[o]) for o in range(y.shape[1])]
+        )
     W = w.sum()
     if criterion == "squared_error":
         mean = (w * y).sum() / W
@@ -76,12 +80,17 @@ def compare_with_sklearn(
     a, b = ours.tree_, theirs.tree_
     X32 = np.asarray(X, dtype=np.float32)
     is_clf = hasattr(ours, "classes_")
-    if is_clf:
+    if is_clf and ours.n_outputs_ > 1:
+        y_code = np.column_stack(
+            [np.searchsorted(c, y[:, o]) for o, c in enumerate(ours.classes_)]
+        )
+        n_classes = [len(c) for c in ours.classes_]
+    elif is_clf:
         y_code = np.searchsorted(ours.classes_, y)
         n_classes = len(ours.classes_)
     else:
         y_code = np.asarray(y, dtype=np.float64)
-        n_classes = 1
+        n_classes = [1] * y_code.shape[1] if y_code.ndim == 2 else 1
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if getattr(ours, "class_weight", None) is not None:
         from sklearn.utils import compute_sample_weight
@@ -107,7 +116,7 @@ def compare_with_sklearn(
         if a_leaf and b_leaf:
             out.same_nodes += 1
             continue
-        if a_leaf and np.ptp(y_code[rows]) == 0:
+        if a_leaf and np.ptp(y_code[rows], axis=0).max() == 0:
             # A pure node: scikit-learn may split it when its subtraction-based impurity
             # rounds above EPSILON (regression; classification with fractional weights).
             out.pure_splits.append((na, nb))

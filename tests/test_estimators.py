@@ -71,7 +71,7 @@ BAD_FIT_DATA = [
     ("no-features", lambda X, y: (np.empty((150, 0)), y), "0 feature\\(s\\)"),
     ("single-sample", lambda X, y: (X[:1], y[:1]), "1 sample\\(s\\) .* minimum of 2"),
     ("complex-X", lambda X, y: (X.astype(complex), y), "Complex data not supported"),
-    ("2-D-y", lambda X, y: (X, np.c_[y, y]), "y should be a 1d array"),
+    ("3-D-y", lambda X, y: (X, y.reshape(-1, 1, 1)), "Found array with dim 3"),
 ]
 
 

@@ -22,9 +22,9 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import dtjit
-from dtjit import _binning, _builder, _criterion, _hist, _mdlp, _predict, _splitter
+from dtjit import _binning, _builder, _criterion, _hist, _mdlp, _multioutput, _predict, _splitter
 
-KERNEL_MODULES = [_binning, _builder, _criterion, _hist, _mdlp, _predict, _splitter]
+KERNEL_MODULES = [_binning, _builder, _criterion, _hist, _mdlp, _multioutput, _predict, _splitter]
 
 # The workload run in the subprocess lanes; it prints the trees as JSON.
 LANE_SCRIPT = textwrap.dedent(
@@ -38,6 +38,8 @@ LANE_SCRIPT = textwrap.dedent(
     y = (X[:, 0] + X[:, 2] > 4).astype(int) + (X[:, 1] > 3)
     yr = X[:, 0] * 2.0 - X[:, 2]
     w = rng.integers(1, 3, size=80).astype(float)
+    Xn = X.copy()
+    Xn[::9, 1] = np.nan
     fits = [
         dtjit.DecisionTreeClassifier().fit(X, y),
         dtjit.DecisionTreeClassifier(criterion="entropy", min_samples_leaf=3).fit(X, y, w),
@@ -51,6 +53,8 @@ LANE_SCRIPT = textwrap.dedent(
         dtjit.DecisionTreeClassifier(splitter="hist", criterion="entropy", max_features=2,
                                      random_state=0).fit(X, y, w),
         dtjit.DecisionTreeRegressor(splitter="hist", max_bins=3, max_leaf_nodes=6).fit(X, yr, w),
+        dtjit.DecisionTreeClassifier(min_samples_leaf=2).fit(Xn, np.c_[y, X[:, 1] > 2], w),
+        dtjit.DecisionTreeRegressor(splitter="random", random_state=2).fit(Xn, np.c_[yr, X[:, 0]]),
     ]
     out = []
     for est in fits:
@@ -68,6 +72,7 @@ LANE_SCRIPT = textwrap.dedent(
                     dtjit.DecisionTreeClassifier(n_jobs=2, splitter="hist"),
                     dtjit.DecisionTreeRegressor(n_jobs=2, splitter="hist", max_leaf_nodes=300)):
             est.fit(Xb, yb).predict(Xb)
+        dtjit.DecisionTreeClassifier(n_jobs=2, max_depth=10).fit(Xb, np.c_[yb, Xb[:, 2] > 0])
         # Above the binning sample size: the sampled path and its full-column fall-back.
         Xs = rng.integers(0, 6, size=(210_000, 2)).astype(np.float32)
         Xs[:2, 0] = 2.5

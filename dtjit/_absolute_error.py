@@ -351,9 +351,7 @@ def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sam
     """
     n_missing = count_missing(val, start, end)
     end_values = end - n_missing
-    if end_values == start or (
-        n_missing == 0 and val[end - 1] <= val[start] + FEATURE_THRESHOLD
-    ):
+    if end_values == start or (n_missing == 0 and val[end - 1] <= val[start] + FEATURE_THRESHOLD):
         return NO_SPLIT, end, 0.0, -1
     if random_split:
         missing = (1 if missing_go_left else 0) if n_missing > 0 else -1

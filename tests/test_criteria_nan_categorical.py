@@ -577,9 +577,10 @@ def test_missing_learned_marks_the_splits_whose_rows_had_nan(params):
     assert 1 < pruned.tree_.node_count < tree.node_count
     kept = node_rows(pruned.tree_, X)
     for node in np.flatnonzero(pruned.tree_.children_left >= 0):
-        assert pruned.tree_.missing_learned[node] == np.isnan(
-            X[kept[node], pruned.tree_.feature[node]]
-        ).any()
+        assert (
+            pruned.tree_.missing_learned[node]
+            == np.isnan(X[kept[node], pruned.tree_.feature[node]]).any()
+        )
 
 
 def test_missing_learned_is_saved_and_old_files_fall_back_per_feature(tmp_path):

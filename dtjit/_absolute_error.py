@@ -132,6 +132,16 @@ def fenwick_search(tree_w, tree_wy, size, max_pow2, target_weight):
 
 
 @inline_kernel
+def fenwick_add_sample(i, base, rank_of, sorted_y, sample_weight, size, tree_w, tree_wy):
+    """Add sample ``i`` of the node starting at ``base``; returns its ``w`` and ``w * y``."""
+    w = sample_weight[i]
+    rank = rank_of[i]
+    y_value = sorted_y[base + rank]
+    fenwick_add(tree_w, tree_wy, size, rank, y_value, w)
+    return w, w * y_value
+
+
+@inline_kernel
 def absolute_errors_pass(idx, first, stop, preload_start, preload_end, base, rank_of, sorted_y,
                          sample_weight, size, tree_w, tree_wy, out_errors):  # fmt: skip
     """Absolute error of every prefix of ``idx[first], idx[first + step], ...`` up to ``stop``.
@@ -169,22 +179,16 @@ def absolute_errors_pass(idx, first, stop, preload_start, preload_end, base, ran
     total_w = 0.0
     total_wy = 0.0
     for p in range(preload_start, preload_end):
-        i = idx[p]
-        w = sample_weight[i]
-        rank = rank_of[i]
-        y_value = sorted_y[base + rank]
-        fenwick_add(tree_w, tree_wy, size, rank, y_value, w)
+        w, wy = fenwick_add_sample(idx[p], base, rank_of, sorted_y, sample_weight, size, tree_w,
+                                   tree_wy)  # fmt: skip
         total_w += w
-        total_wy += w * y_value
+        total_wy += wy
     p = first
     while p != stop:
-        i = idx[p]
-        w = sample_weight[i]
-        rank = rank_of[i]
-        y_value = sorted_y[base + rank]
-        fenwick_add(tree_w, tree_wy, size, rank, y_value, w)
+        w, wy = fenwick_add_sample(idx[p], base, rank_of, sorted_y, sample_weight, size, tree_w,
+                                   tree_wy)  # fmt: skip
         total_w += w
-        total_wy += w * y_value
+        total_wy += wy
         median_rank, prev_rank, w_left, wy_left = fenwick_search(
             tree_w, tree_wy, size, max_pow2, 0.5 * total_w
         )

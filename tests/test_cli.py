@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _assertions import assert_trees_identical
+from conftest import read_adult
 from sklearn.datasets import load_iris
 
 import dtjit
@@ -352,19 +353,12 @@ def test_predict_covtype_csv_by_column_name_to_every_format(capsys, covtype_file
     assert no_temp_files(directory)
 
 
-ADULT_COLUMNS = [
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-    "hours-per-week", "native-country", "income",
-]  # fmt: skip
 ADULT_TEXT = ["workclass", "education", "marital-status", "occupation", "relationship", "race",
               "sex", "native-country", "age-band"]  # fmt: skip
 
 
-def _adult_csv(shared_data, name, **kw):
-    df = pd.read_csv(shared_data / name, header=None, names=ADULT_COLUMNS,
-                     skipinitialspace=True, na_values="?", **kw)  # fmt: skip
-    df["income"] = df["income"].str.rstrip(".")
+def _adult_csv(shared_data, part, **kw):
+    df = read_adult(shared_data, part, **kw)
     # Text codes that look like numbers: a block holding only "07" and "7" must still read
     # as text (pandas would parse both as 7), or its rows would all be unseen categories.
     # The column tells the income below age 60, so the tree splits on it.
@@ -375,8 +369,8 @@ def _adult_csv(shared_data, name, **kw):
 def test_fit_predict_show_with_text_categories_on_adult(capsys, shared_data, tmp_path):
     """Text categorical columns: fit maps them, predict applies the model's mapping block by
     block (unseen values go where NaN goes), show prints the category subsets."""
-    train = _adult_csv(shared_data, "adult.data.gz", nrows=4000)
-    test = _adult_csv(shared_data, "adult.test.gz", skiprows=1, nrows=1500)
+    train = _adult_csv(shared_data, "data", nrows=4000)
+    test = _adult_csv(shared_data, "test", nrows=1500)
     test.loc[test.index[::50], "native-country"] = "Atlantis"  # unseen in fit
     test.loc[test.index[::37], "workclass"] = np.nan  # an empty cell
     test = test.sort_values("age", kind="stable")  # first blocks: only "07" / "7" age bands

@@ -28,7 +28,7 @@ from _criteria_reference import (
     weighted_median,
 )
 from _reference import reference_split_with_missing
-from conftest import sample_rows
+from conftest import read_adult, sample_rows
 from sklearn import tree as sk_tree
 
 import dtjit
@@ -359,16 +359,12 @@ def c45_choice_with_categories(X, codes, w, categorical):
 
 
 def _adult_sample(shared_data, n=1200):
-    cols = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
-            "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
-            "hours_per_week", "native_country", "income"]  # fmt: skip
-    df = pd.read_csv(shared_data / "adult.data.gz", header=None, names=cols,
-                     skipinitialspace=True, na_values="?", nrows=n)  # fmt: skip
-    cats = ["workclass", "marital_status", "relationship", "race"]
+    df = read_adult(shared_data, nrows=n)
+    cats = ["workclass", "marital-status", "relationship", "race"]
     coded = np.column_stack(
         [df[c].astype("category").cat.codes.replace(-1, np.nan).to_numpy(float) for c in cats]
     )
-    numbers = df[["age", "education_num", "hours_per_week"]].to_numpy(np.float64)
+    numbers = df[["age", "education-num", "hours-per-week"]].to_numpy(np.float64)
     numbers[np.random.default_rng(1).random(numbers.shape) < 0.1] = np.nan
     X = np.c_[numbers, coded]
     y = (df["income"] == ">50K").to_numpy(int)

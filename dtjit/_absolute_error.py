@@ -361,6 +361,9 @@ def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sam
         missing = (1 if missing_go_left else 0) if n_missing > 0 else -1
         pos = first_position_above(val, start, end_values, threshold)
         # pos > start: the threshold is drawn at or above the smallest value.
+        n_left = pos - start + (n_missing if missing == 1 else 0)
+        if n_left < min_samples_leaf or end - start - n_left < min_samples_leaf:
+            return NO_SPLIT, end, threshold, missing  # before the O(n log n) passes
         proxy, pos, _ = absolute_error_cuts(
             idx, val, start, end_values, end, missing == 1, rank_of, sorted_y, sample_weight,
             weight, min_samples_leaf, min_weight_leaf, pos, tree_w, tree_wy, left_errors,

@@ -705,8 +705,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
     features_with_missing_ : ndarray of bool, shape (n_features_in_,)
-        Features that had NaN in the training data: splits on them learned where NaN goes
-        (exports show it as "or missing").
+        Features that had NaN in the training data. Which splits learned where NaN goes
+        (their training rows had NaN in the split feature) is ``tree_.missing_learned``;
+        exports show those directions as "or missing".
 
     Notes
     -----
@@ -942,8 +943,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
     features_with_missing_ : ndarray of bool, shape (n_features_in_,)
-        Features that had NaN in the training data: splits on them learned where NaN goes
-        (exports show it as "or missing").
+        Features that had NaN in the training data. Which splits learned where NaN goes
+        (their training rows had NaN in the split feature) is ``tree_.missing_learned``;
+        exports show those directions as "or missing".
 
     Notes
     -----

@@ -54,7 +54,8 @@ class Condition:
         The split threshold (float64, exact); NaN for a categorical split.
     missing : bool
         True when a missing value (NaN) follows this edge too. For threshold splits only
-        where the tree learned that direction (see :attr:`TreeView.routes_missing`); for
+        where the tree learned that direction (``Tree.missing_learned``, or for trees
+        without it :attr:`TreeView.routes_missing`); for
         categorical splits always (the learned direction, which unseen categories follow
         as well).
     categories : tuple of str or None

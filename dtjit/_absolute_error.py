@@ -14,6 +14,14 @@ backward for every suffix (right child). A Fenwick tree answers "which rank hold
 weight" and "weight and ``w * y`` below that rank" in O(log n), so a candidate costs
 O(log n) instead of the O(n) of recomputing medians: O(n log n) per node and feature.
 
+Missing values (scikit-learn 1.9's rules, as ``_splitter.best_split_with_missing``): a
+feature's NaN rows are the tail of its sorted segment. The sweep above, run over the whole
+segment, scores every cut with the NaN rows on the right and, last, the cut "every value |
+NaN" (threshold ``+inf``). A second sweep scores the cuts with the NaN rows on the left: its
+forward pass starts from a Fenwick tree already holding them, its backward pass covers the
+values only. scikit-learn moves the rows physically for that second sweep; the additions
+happen in the same order here, so the errors round alike. Ties keep the earlier candidate.
+
 The ranks of a node's targets are computed once per node (a sort) and shared by all features:
 ``rank_of[i]`` is sample ``i``'s rank in its node and ``sorted_y[start + r]`` the target at rank
 ``r`` of the node whose segment starts at ``start``. Nodes of a batch own disjoint samples and
@@ -26,7 +34,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
-from ._splitter import NO_SPLIT, first_position_above
+from ._splitter import NO_SPLIT, count_missing, first_position_above
 
 # Index of the weighted median in a regression node's statistics vector (after
 # sum(w*y), sum(w*y*y) and the target range), filled when the node's impurity is computed.
@@ -124,8 +132,18 @@ def fenwick_search(tree_w, tree_wy, size, max_pow2, target_weight):
 
 
 @inline_kernel
-def absolute_errors_pass(idx, first, stop, base, rank_of, sorted_y, sample_weight, size, tree_w,
-                         tree_wy, out_errors):  # fmt: skip
+def fenwick_add_sample(i, base, rank_of, sorted_y, sample_weight, size, tree_w, tree_wy):
+    """Add sample ``i`` of the node starting at ``base``; returns its ``w`` and ``w * y``."""
+    w = sample_weight[i]
+    rank = rank_of[i]
+    y_value = sorted_y[base + rank]
+    fenwick_add(tree_w, tree_wy, size, rank, y_value, w)
+    return w, w * y_value
+
+
+@inline_kernel
+def absolute_errors_pass(idx, first, stop, preload_start, preload_end, base, rank_of, sorted_y,
+                         sample_weight, size, tree_w, tree_wy, out_errors):  # fmt: skip
     """Absolute error of every prefix of ``idx[first], idx[first + step], ...`` up to ``stop``.
 
     Parameters
@@ -136,6 +154,10 @@ def absolute_errors_pass(idx, first, stop, base, rank_of, sorted_y, sample_weigh
         Forward pass (``first < stop``): positions ``first .. stop - 1``, ``out_errors[p -
         base]`` receives the error of ``idx[first:p + 1]``. Backward pass (``first > stop``):
         positions ``first`` down to ``stop + 1``, the error of ``idx[p:first + 1]``.
+    preload_start, preload_end : int
+        Samples ``idx[preload_start:preload_end]`` (in that order; none if equal) are in
+        every prefix: added before the pass, with no output of their own (the NaN rows
+        when they go left).
     base : int
         The node's first position (``sorted_y`` and ``out_errors`` offsets).
     rank_of, sorted_y : ndarray
@@ -156,15 +178,17 @@ def absolute_errors_pass(idx, first, stop, base, rank_of, sorted_y, sample_weigh
     max_pow2 = fenwick_reset(tree_w, tree_wy, size)
     total_w = 0.0
     total_wy = 0.0
+    for p in range(preload_start, preload_end):
+        w, wy = fenwick_add_sample(idx[p], base, rank_of, sorted_y, sample_weight, size, tree_w,
+                                   tree_wy)  # fmt: skip
+        total_w += w
+        total_wy += wy
     p = first
     while p != stop:
-        i = idx[p]
-        w = sample_weight[i]
-        rank = rank_of[i]
-        y_value = sorted_y[base + rank]
-        fenwick_add(tree_w, tree_wy, size, rank, y_value, w)
+        w, wy = fenwick_add_sample(idx[p], base, rank_of, sorted_y, sample_weight, size, tree_w,
+                                   tree_wy)  # fmt: skip
         total_w += w
-        total_wy += w * y_value
+        total_wy += wy
         median_rank, prev_rank, w_left, wy_left = fenwick_search(
             tree_w, tree_wy, size, max_pow2, 0.5 * total_w
         )
@@ -186,16 +210,120 @@ def absolute_error_proxy(error_left, error_right, weight_left, weight_right):
 
 
 @inline_kernel
-def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sample_weight,
-                                    weight, min_samples_leaf, min_weight_leaf, random_split,
-                                    threshold, tree_w, tree_wy, left_errors,
-                                    right_errors):  # fmt: skip
-    """Best (or, with ``random_split``, the given) threshold of one feature for one node.
+def absolute_error_cuts(idx, val, start, end_values, end, missing_left, rank_of, sorted_y,
+                        sample_weight, weight, min_samples_leaf, min_weight_leaf, only_pos,
+                        tree_w, tree_wy, left_errors, right_errors):  # fmt: skip
+    """Best cut of one feature for one node with the NaN rows on one given side.
 
     Parameters
     ----------
     idx, val : ndarray of int32 / float32
-        The feature's sorted sample ids and values; only ``[start, end)`` is read.
+        The feature's sorted sample ids and values.
+    start, end_values, end : int
+        The node's segment ``[start, end)``; its NaN values are ``[end_values, end)``.
+    missing_left : bool
+        The NaN rows go left (else right).
+    rank_of, sorted_y, sample_weight
+        See the module docstring.
+    weight : float
+        The node's weight.
+    min_samples_leaf, min_weight_leaf
+        Fewest samples and least weight a child may have.
+    only_pos : int
+        ``-1``: every cut between two distinct values, then, with NaN rows on the right,
+        the cut "every value | NaN". Otherwise score only the cut before ``only_pos``
+        (``splitter="random"``).
+    tree_w, tree_wy, left_errors, right_errors : ndarray of float64
+        Scratch of at least ``end - start + 1`` entries.
+
+    Returns
+    -------
+    proxy, pos, threshold
+        ``pos`` is the first non-missing position of the right child; the threshold of the
+        cut "every value | NaN" is ``+inf`` (``-inf`` proxy when no cut is valid).
+
+    Notes
+    -----
+    Two passes of O(n log n): with the NaN rows on the right, forward over the values and
+    backward over the whole segment (so ``right_errors`` also holds the NaN rows alone);
+    with them on the left, forward over the values after the NaN rows, backward over the
+    values only.
+    """
+    n = end - start
+    n_missing = end - end_values
+    if missing_left:
+        absolute_errors_pass(idx, start, end_values, end_values, end, start, rank_of, sorted_y,
+                             sample_weight, n, tree_w, tree_wy, left_errors)  # fmt: skip
+        absolute_errors_pass(idx, end_values - 1, start - 1, start, start, start, rank_of,
+                             sorted_y, sample_weight, n, tree_w, tree_wy,
+                             right_errors)  # fmt: skip
+    else:
+        absolute_errors_pass(idx, start, end_values, start, start, start, rank_of, sorted_y,
+                             sample_weight, n, tree_w, tree_wy, left_errors)  # fmt: skip
+        absolute_errors_pass(idx, end - 1, start - 1, start, start, start, rank_of, sorted_y,
+                             sample_weight, n, tree_w, tree_wy, right_errors)  # fmt: skip
+    n_left_extra = n_missing if missing_left else 0
+    n_right_extra = n_missing - n_left_extra
+    # Left weights are summed in scikit-learn's order: the NaN rows first when they go left.
+    weight_left = 0.0
+    if missing_left:
+        for p in range(end_values, end):
+            weight_left += sample_weight[idx[p]]
+    best_proxy = NO_SPLIT
+    best_pos = end
+    best_threshold = 0.0
+    for p in range(start + 1, end_values):
+        weight_left += sample_weight[idx[p - 1]]
+        if only_pos >= 0 and p != only_pos:
+            continue
+        if only_pos < 0 and val[p] <= val[p - 1] + FEATURE_THRESHOLD:
+            continue  # not between two distinct values
+        if end_values - p + n_right_extra < min_samples_leaf or (
+            weight - weight_left < min_weight_leaf
+        ):
+            break  # the right side only shrinks from here on
+        if p - start + n_left_extra < min_samples_leaf or weight_left < min_weight_leaf:
+            continue
+        proxy = absolute_error_proxy(
+            left_errors[p - 1 - start], right_errors[p - start], weight_left, weight - weight_left
+        )
+        if proxy > best_proxy:
+            best_proxy = proxy
+            best_pos = p
+            best_threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
+    if n_missing > 0 and not missing_left and (only_pos < 0 or only_pos == end_values):
+        # Every value left, the NaN rows right.
+        weight_left = 0.0
+        for p in range(start, end_values):
+            weight_left += sample_weight[idx[p]]
+        if (
+            end_values - start >= min_samples_leaf
+            and n_missing >= min_samples_leaf
+            and weight_left >= min_weight_leaf
+            and weight - weight_left >= min_weight_leaf
+        ):
+            proxy = absolute_error_proxy(
+                left_errors[end_values - 1 - start], right_errors[end_values - start],
+                weight_left, weight - weight_left,
+            )  # fmt: skip
+            if proxy > best_proxy:
+                best_proxy = proxy
+                best_pos = end_values
+                best_threshold = np.inf
+    return best_proxy, best_pos, best_threshold
+
+
+@inline_kernel
+def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sample_weight,
+                                    weight, min_samples_leaf, min_weight_leaf, random_split,
+                                    threshold, missing_go_left, tree_w, tree_wy, left_errors,
+                                    right_errors):  # fmt: skip
+    """Best (or, with ``random_split``, the given) split of one feature for one node.
+
+    Parameters
+    ----------
+    idx, val : ndarray of int32 / float32
+        The feature's sorted sample ids and values (NaN last); only ``[start, end)`` is read.
     start, end : int
         The node's segment.
     rank_of, sorted_y : ndarray
@@ -209,63 +337,54 @@ def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sam
         Score only ``threshold`` (``splitter="random"``).
     threshold : float
         The drawn threshold (read only with ``random_split``).
+    missing_go_left : bool
+        The side drawn for the NaN rows (read only with ``random_split`` and NaN rows).
     tree_w, tree_wy, left_errors, right_errors : ndarray of float64
         Scratch of at least ``end - start + 1`` entries.
 
     Returns
     -------
-    proxy, pos, threshold
-        As ``_splitter.best_split_in_segment`` / ``random_split_in_segment`` return them.
+    proxy, pos, threshold, missing
+        As ``_splitter.best_split_with_missing`` / ``random_split_in_segment`` return them.
 
     Notes
     -----
     Candidates, feasibility rules and tie-breaking (strictly greater proxy wins, so the lowest
-    threshold) are those of the exact sweep. Cost O(n log n) for the two passes, n = end - start.
+    threshold, NaN right before NaN left) are those of the exact sweep. Cost O(n log n) per
+    side tried for the NaN rows, n = end - start.
     """
-    n = end - start
-    if val[end - 1] <= val[start] + FEATURE_THRESHOLD:
-        return NO_SPLIT, end, 0.0
-    pos = end
-    weight_left = 0.0
-    weight_right = 0.0
+    n_missing = count_missing(val, start, end)
+    end_values = end - n_missing
+    if end_values == start or (n_missing == 0 and val[end - 1] <= val[start] + FEATURE_THRESHOLD):
+        return NO_SPLIT, end, 0.0, -1
     if random_split:
-        pos = first_position_above(val, start, end, threshold)
-        if pos - start < min_samples_leaf or end - pos < min_samples_leaf:
-            return NO_SPLIT, end, threshold
-        for p in range(start, pos):
-            weight_left += sample_weight[idx[p]]
-        weight_right = weight - weight_left
-        if weight_left < min_weight_leaf or weight_right < min_weight_leaf:
-            return NO_SPLIT, end, threshold
-    absolute_errors_pass(idx, start, end, start, rank_of, sorted_y, sample_weight, n, tree_w,
-                         tree_wy, left_errors)  # fmt: skip
-    absolute_errors_pass(idx, end - 1, start - 1, start, rank_of, sorted_y, sample_weight, n,
-                         tree_w, tree_wy, right_errors)  # fmt: skip
-    if random_split:
-        proxy = absolute_error_proxy(
-            left_errors[pos - 1 - start], right_errors[pos - start], weight_left, weight_right
-        )
-        return proxy, pos, threshold
-    best_proxy = NO_SPLIT
-    best_pos = end
-    best_threshold = 0.0
-    weight_left = 0.0
-    for p in range(start + 1, end):
-        weight_left += sample_weight[idx[p - 1]]
-        if val[p] <= val[p - 1] + FEATURE_THRESHOLD:
-            continue  # not between two distinct values
-        if end - p < min_samples_leaf or weight - weight_left < min_weight_leaf:
-            break  # the right side only shrinks from here on
-        if p - start < min_samples_leaf or weight_left < min_weight_leaf:
-            continue
-        proxy = absolute_error_proxy(
-            left_errors[p - 1 - start], right_errors[p - start], weight_left, weight - weight_left
-        )
-        if proxy > best_proxy:
-            best_proxy = proxy
-            best_pos = p
-            best_threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
-    return best_proxy, best_pos, best_threshold
+        missing = (1 if missing_go_left else 0) if n_missing > 0 else -1
+        pos = first_position_above(val, start, end_values, threshold)
+        # pos > start: the threshold is drawn at or above the smallest value.
+        n_left = pos - start + (n_missing if missing == 1 else 0)
+        if n_left < min_samples_leaf or end - start - n_left < min_samples_leaf:
+            return NO_SPLIT, end, threshold, missing  # before the O(n log n) passes
+        proxy, pos, _ = absolute_error_cuts(
+            idx, val, start, end_values, end, missing == 1, rank_of, sorted_y, sample_weight,
+            weight, min_samples_leaf, min_weight_leaf, pos, tree_w, tree_wy, left_errors,
+            right_errors,
+        )  # fmt: skip
+        return proxy, pos, threshold, missing
+    proxy, pos, best_threshold = absolute_error_cuts(
+        idx, val, start, end_values, end, False, rank_of, sorted_y, sample_weight, weight,
+        min_samples_leaf, min_weight_leaf, np.int64(-1), tree_w, tree_wy, left_errors,
+        right_errors,
+    )  # fmt: skip
+    if n_missing == 0:
+        return proxy, pos, best_threshold, -1
+    proxy_left, pos_left, threshold_left = absolute_error_cuts(
+        idx, val, start, end_values, end, True, rank_of, sorted_y, sample_weight, weight,
+        min_samples_leaf, min_weight_leaf, np.int64(-1), tree_w, tree_wy, left_errors,
+        right_errors,
+    )  # fmt: skip
+    if proxy_left > proxy:
+        return proxy_left, pos_left, threshold_left, 1
+    return proxy, pos, best_threshold, 0
 
 
 @kernel
@@ -298,11 +417,13 @@ def rank_targets(nodes, node_start, node_end, idx, y, rank_of, sorted_y):
 def absolute_error_splits_of_feature(f, nodes, candidate, node_start, node_end, node_weight,
                                      sorted_idx, sorted_val, rank_of, sorted_y, sample_weight,
                                      min_samples_leaf, min_weight_leaf, random_split,
-                                     max_segment, out_proxy, out_pos,
-                                     out_threshold):  # fmt: skip
+                                     max_segment, out_proxy, out_pos, out_threshold,
+                                     out_missing):  # fmt: skip
     """Sweep feature ``f`` for every node of a batch; writes column ``f`` of the outputs only.
 
-    With ``random_split``, ``out_threshold[k, f]`` holds the drawn threshold on entry.
+    ``out_missing[k, f]`` receives where node ``k``'s NaN rows go (1 left, 0 right, -1 none).
+    With ``random_split``, ``out_threshold[k, f]`` and ``out_missing[k, f]`` hold the drawn
+    threshold and NaN side on entry.
     """
     tree_w = np.empty(max_segment + 1, dtype=np.float64)
     tree_wy = np.empty(max_segment + 1, dtype=np.float64)
@@ -311,29 +432,31 @@ def absolute_error_splits_of_feature(f, nodes, candidate, node_start, node_end, 
     for k in range(nodes.shape[0]):
         node = nodes[k]
         if candidate[k, f]:
-            proxy, pos, threshold = absolute_error_split_in_segment(
+            proxy, pos, threshold, missing = absolute_error_split_in_segment(
                 sorted_idx[f], sorted_val[f], node_start[node], node_end[node], rank_of,
                 sorted_y, sample_weight, node_weight[node], min_samples_leaf, min_weight_leaf,
-                random_split, out_threshold[k, f], tree_w, tree_wy, left_errors, right_errors,
+                random_split, out_threshold[k, f], out_missing[k, f] == 1, tree_w, tree_wy,
+                left_errors, right_errors,
             )  # fmt: skip
         else:
-            proxy, pos, threshold = NO_SPLIT, node_end[node], 0.0
+            proxy, pos, threshold, missing = NO_SPLIT, node_end[node], 0.0, -1
         out_proxy[k, f] = proxy
         out_pos[k, f] = pos
         out_threshold[k, f] = threshold
+        out_missing[k, f] = missing
 
 
 @kernel
 def absolute_error_splits_serial(nodes, candidate, node_start, node_end, node_weight, sorted_idx,
                                  sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
                                  min_weight_leaf, random_split, max_segment, out_proxy, out_pos,
-                                 out_threshold):  # fmt: skip
+                                 out_threshold, out_missing):  # fmt: skip
     """Best absolute-error split of every (node, feature) pair of a batch, feature by feature."""
     for f in range(sorted_idx.shape[0]):
         absolute_error_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_weight, sorted_idx, sorted_val,
             rank_of, sorted_y, sample_weight, min_samples_leaf, min_weight_leaf, random_split,
-            max_segment, out_proxy, out_pos, out_threshold,
+            max_segment, out_proxy, out_pos, out_threshold, out_missing,
         )  # fmt: skip
 
 
@@ -341,7 +464,7 @@ def absolute_error_splits_serial(nodes, candidate, node_start, node_end, node_we
 def absolute_error_splits_parallel(nodes, candidate, node_start, node_end, node_weight,
                                    sorted_idx, sorted_val, rank_of, sorted_y, sample_weight,
                                    min_samples_leaf, min_weight_leaf, random_split, max_segment,
-                                   out_proxy, out_pos, out_threshold):  # fmt: skip
+                                   out_proxy, out_pos, out_threshold, out_missing):  # fmt: skip
     """Compute what :func:`absolute_error_splits_serial` does, features spread over threads.
 
     Notes
@@ -350,11 +473,11 @@ def absolute_error_splits_parallel(nodes, candidate, node_start, node_end, node_
     bit-identical to the serial version.
     """
     for f in prange(sorted_idx.shape[0]):
-        # np.int64: a prange over a shape has an unsigned index (see _splitter's twin).
+        # np.int64: a prange index is unsigned and would compile the callee a second time.
         absolute_error_splits_of_feature(
             np.int64(f), nodes, candidate, node_start, node_end, node_weight, sorted_idx,
             sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf, min_weight_leaf,
-            random_split, max_segment, out_proxy, out_pos, out_threshold,
+            random_split, max_segment, out_proxy, out_pos, out_threshold, out_missing,
         )  # fmt: skip
 
 

@@ -79,6 +79,9 @@ from ._splitter import (
 )
 
 INITIAL_CAPACITY = 64
+# Added to a node's missing_left when its NaN direction was learned from NaN rows in the
+# split feature (not chosen by the larger-child rule): the builders return both in one array.
+LEARNED_FLAG = 2
 
 
 @kernel
@@ -175,6 +178,21 @@ def segment_impurity(criterion, stats, weight, idx, start, end, y, sample_weight
         stats[MEDIAN_STAT] = median
         return impurity
     return node_impurity(criterion, stats, weight)
+
+
+@inline_kernel
+def copy_rows(src, first, stop, dst, at):
+    """Copy ``src[first:stop]`` to ``dst[at:]``; returns the position after the last copied."""
+    for p in range(first, stop):
+        dst[at] = src[p]
+        at += 1
+    return at
+
+
+@inline_kernel
+def reads_rows(criterion):
+    """Whether the criterion's child impurity reads the child's samples (not only its sums)."""
+    return criterion == POISSON or criterion == ABSOLUTE_ERROR
 
 
 @inline_kernel
@@ -343,12 +361,14 @@ def evaluate_batch(
                 search_nodes, candidate, node_start, node_end, node_weight, sorted_idx,
                 sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
                 min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
+                out_missing,
             )  # fmt: skip
         else:
             absolute_error_splits_serial(
                 search_nodes, candidate, node_start, node_end, node_weight, sorted_idx,
                 sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
                 min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
+                out_missing,
             )  # fmt: skip
     elif is_multi_output(criterion) and parallel and work * n_features >= PARALLEL_MIN_WORK:
         multi_output_splits_parallel(
@@ -383,6 +403,11 @@ def evaluate_batch(
             criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
         )  # fmt: skip
 
+    # Poisson and absolute error read the children's samples as the runs idx[start:pos] and
+    # idx[pos:end]. A split whose left child is not a prefix of the split feature's sorted
+    # segment (NaN rows sent left, or a subset split) has its children's ids copied here,
+    # left first, at the node's positions (nodes of a batch own disjoint segments).
+    child_rows = np.empty(0, dtype=np.int32)
     for s in range(n_searched):
         node = search_nodes[s]
         k = searched[s]
@@ -391,7 +416,8 @@ def evaluate_batch(
         if criterion == GAIN_RATIO:
             best_f = gain_ratio_feature_presorted(
                 out_proxy[s], out_pos[s], out_missing[s], sorted_idx, sorted_val, start, end,
-                sample_weight, unit_weight, node_impurity_[node], node_weight[node],
+                sample_weight, unit_weight, node_impurity_[node], node_weight[node], cat_slot,
+                out_bits[s],
             )  # fmt: skip
         else:
             best_f = best_feature(out_proxy[s])
@@ -400,6 +426,7 @@ def evaluate_batch(
         pos = out_pos[s, best_f]
         missing = out_missing[s, best_f]
         idx = sorted_idx[best_f]
+        rows = idx
         if cat_slot[best_f] >= 0:
             # A subset split: its rows are not a prefix of the sorted segment. (NaN is one
             # of its categories: its side is in the split row, not in out_missing.)
@@ -417,6 +444,12 @@ def evaluate_batch(
                 right_ids, np.int64(0), right_ids.shape[0], np.int64(0), np.int64(0), code,
                 contrib, sample_weight, y, is_regression, child_stats[k, 1],
             )  # fmt: skip
+            if reads_rows(criterion):
+                if child_rows.shape[0] == 0:
+                    child_rows = np.empty(idx.shape[0], dtype=np.int32)
+                at = copy_rows(left_ids, np.int64(0), left_ids.shape[0], child_rows, start)
+                copy_rows(right_ids, np.int64(0), right_ids.shape[0], child_rows, at)
+                rows = child_rows
         else:
             # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
             n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
@@ -429,10 +462,17 @@ def evaluate_batch(
                 criterion, idx, pos, end_right, end_right, end_right, code, contrib,
                 sample_weight, y, is_regression, child_stats[k, 1],
             )  # fmt: skip
+            if n_missing_left > 0 and reads_rows(criterion):
+                if child_rows.shape[0] == 0:
+                    child_rows = np.empty(idx.shape[0], dtype=np.int32)
+                at = copy_rows(idx, start, pos, child_rows, start)
+                at = copy_rows(idx, end_right, end, child_rows, at)
+                copy_rows(idx, pos, end_right, child_rows, at)
+                rows = child_rows
         accept_split(
             k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
             weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
-            min_impurity_decrease, splits, idx, start, end, y, sample_weight, mdl_stop,
+            min_impurity_decrease, splits, rows, start, end, y, sample_weight, mdl_stop,
         )  # fmt: skip
     return splits
 
@@ -445,9 +485,10 @@ def append_children(
 ):  # fmt: skip
     """Make batch node ``k`` (id ``node``) a split with children ``first_child`` and the next.
 
-    ``missing_left`` is the side learned for the node's NaN rows; when the node had none in
-    the split feature, scikit-learn's rule: NaN goes to the child with strictly more
-    training samples, else right.
+    ``missing_left`` is the side learned for the node's NaN rows, plus ``LEARNED_FLAG``
+    (the estimator separates the two); when the node had none in the split feature,
+    scikit-learn's rule: NaN goes to the child with strictly more training samples, else
+    right.
     """
     start = node_start[node]
     end = node_end[node]
@@ -457,7 +498,7 @@ def append_children(
     left[node] = first_child
     right[node] = first_child + 1
     if split_missing[k] >= 0:
-        missing_left[node] = split_missing[k]
+        missing_left[node] = split_missing[k] + LEARNED_FLAG
     else:
         missing_left[node] = 1 if pos - start > end - pos else 0
     for side in range(2):
@@ -600,8 +641,10 @@ def build(
     -------
     tuple of ndarray
         ``feature, threshold, left, right, missing_left, depth, node_stats, weight, impurity,
-        n_node_samples``, truncated to the node count. Node ids are breadth-first for
-        level-wise growth, creation order for best-first growth.
+        n_node_samples``, truncated to the node count. ``missing_left`` holds
+        ``LEARNED_FLAG`` on top of the side where that side was learned from NaN rows.
+        Node ids are breadth-first for level-wise growth, creation order for best-first
+        growth.
     node_bits : ndarray of uint64, shape (node_count, n_words + 1)
         The split row of each categorical split node, indexed by the node id stored in its
         ``threshold`` (creation ids; rows of other nodes are unused).
@@ -948,7 +991,7 @@ def split_nodes(
             best_f = gain_ratio_feature_binned(
                 out_proxy[s], out_cut[s], out_missing[s], bin_offset, rows, codes,
                 node_start[node], node_end[node], sample_weight, node_impurity_[node],
-                node_weight[node],
+                node_weight[node], cat_slot, nan_bin, out_bits[s],
             )  # fmt: skip
         else:
             best_f = best_feature(out_proxy[s])

@@ -23,6 +23,12 @@ The search, per (node, categorical feature), over the ``m`` categories present i
   ``m - 1`` prefixes of that order are scanned. For squared error and for any concave
   impurity of two classes (Gini, entropy) the best subset is such a prefix (Fisher 1958;
   Breiman et al. 1984, Theorem 4.5), so this finds the optimal subset in O(m log m).
+  Poisson deviance too: its proxy ``W_l phi(mean_l) + W_r phi(mean_r)`` with the convex
+  ``phi(m) = m log m`` is the squared-error proxy with ``phi(m) = m**2``, and the theorem's
+  argument needs only a convex ``phi`` of the mean (Chou 1991). Children whose target sum is
+  (about) zero are invalid for Poisson, like children below ``min_samples_leaf``: the search
+  is then optimal among the prefixes. Absolute error is not supported: its impurity is not
+  a function of the mean, and ordering by median does not give the optimal subset.
 - multiclass with ``m <= MAX_EXHAUSTIVE_CATEGORIES``: every one of the ``2**(m-1) - 1``
   subsets that leave the last present category on the right, in increasing bitmask order
   (bit ``j`` = the ``j``-th present category in ascending code order).
@@ -46,7 +52,7 @@ import numpy as np
 from numba import prange
 
 from ._criterion import split_proxy
-from ._jit import SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from ._jit import POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
 
 NO_SPLIT = -np.inf
 
@@ -207,9 +213,10 @@ def best_category_subset(m, cat_stats, cat_weight, cat_count, total, weight, n_s
     left = np.zeros(n_sweep, dtype=np.float64)
     key = np.empty(m, dtype=np.float64)
     best_proxy = NO_SPLIT
-    if criterion == SQUARED_ERROR or n_sweep == 2:
+    is_regression = criterion == SQUARED_ERROR or criterion == POISSON
+    if is_regression or n_sweep == 2:
         # Column 0 is sum(w * y) for regression; column 1 the weight of class 1.
-        column = 0 if criterion == SQUARED_ERROR else 1
+        column = 0 if is_regression else 1
         for j in range(m):
             key[j] = cat_stats[j, column] / cat_weight[j]
         order = np.argsort(key, kind="mergesort")
@@ -469,6 +476,35 @@ def split_segment_ids(idx, val, start, end, split_row):
             right_ids[n_right] = idx[p]
             n_right += 1
     return left_ids[:n_left], right_ids[:n_right]
+
+
+@inline_kernel
+def subset_left_weight_presorted(idx, val, start, end, split_row, sample_weight):
+    """Weight of the samples of a presorted segment that go left at a subset split."""
+    n_words = split_row.shape[0] - 1
+    bits = split_row[:n_words]
+    weight_left = 0.0
+    for p in range(start, end):
+        if category_goes_left(val[p], bits, split_row[n_words]):
+            weight_left += sample_weight[idx[p]]
+    return weight_left
+
+
+@inline_kernel
+def subset_left_weight_binned(rows, codes, f, start, end, nan_bin, split_row, sample_weight):
+    """Weight of a node's binned rows ``start .. end - 1`` that go left at a subset split.
+
+    ``codes[p, f]`` is the category code, or ``nan_bin`` for a missing value.
+    """
+    n_words = split_row.shape[0] - 1
+    bits = split_row[:n_words]
+    weight_left = 0.0
+    for p in range(start, end):
+        b = np.int64(codes[p, f])
+        x = np.nan if b == nan_bin else np.float64(b)
+        if category_goes_left(x, bits, split_row[n_words]):
+            weight_left += sample_weight[rows[p]]
+    return weight_left
 
 
 @kernel

@@ -297,6 +297,13 @@ class FeatureBlocks:
         Rows per block.
     x_key : str, default="X"
         Array name inside an ``.npz``.
+    value_columns : sequence of int, default=()
+        Positions (in model order) of the table columns holding category values, such as
+        text, that ``encode`` turns into codes. A CSV reads them as text, so that a block
+        whose values all look like numbers is not parsed differently from the others.
+    encode : callable or None, default=None
+        Applied to each table block (a DataFrame of the model's columns, in model order)
+        before it becomes numeric: the model's mapping of category values to codes.
 
     Attributes
     ----------
@@ -312,6 +319,8 @@ class FeatureBlocks:
         feature_names: Sequence[str] | None,
         block_rows: int,
         x_key: str = "X",
+        value_columns: Sequence[int] = (),
+        encode: Callable[[Any], Any] | None = None,
     ) -> None:
         check_input_file(path, "DATA")
         self.path = path
@@ -320,9 +329,12 @@ class FeatureBlocks:
         self.n_rows: int | None = None
         self._columns: list[str] | None = None  # table columns to read, in model order
         self._array: np.ndarray | None = None
+        self._encode = encode
+        self._text_dtypes: dict[str, type] = {}
         if self.format == "csv":
             header = self._csv_header()
             self._columns = self._select_columns(header, n_features, feature_names)
+            self._text_dtypes = {self._columns[int(j)]: str for j in value_columns}
         elif self.format == "parquet":
             parquet = require_pyarrow().ParquetFile
             try:
@@ -354,7 +366,12 @@ class FeatureBlocks:
         elif self.format == "csv":
             import pandas as pd
 
-            chunks = pd.read_csv(self.path, usecols=self._columns, chunksize=self.block_rows)
+            chunks = pd.read_csv(
+                self.path,
+                usecols=self._columns,
+                chunksize=self.block_rows,
+                dtype=self._text_dtypes or None,
+            )
             for frame in self._reading(chunks):
                 yield self._numeric_block(frame)
         else:
@@ -403,6 +420,8 @@ class FeatureBlocks:
         frame = frame[self._columns]  # file order -> model order
         if frame.empty:  # a header-only CSV reads as columns of dtype object, but no values
             return np.empty((0, len(self._columns)))
+        if self._encode is not None:
+            frame = self._encode(frame)
         non_numeric = _non_numeric_columns(frame)
         if non_numeric:
             raise ValueError(

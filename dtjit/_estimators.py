@@ -48,8 +48,12 @@ from ._tree import Tree
 # NaN in X is a missing value in fit and predict (infinity stays an error in both).
 ALLOW_NAN = True
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
-# Criteria the categorical subset search scores (dtjit._categorical).
-CATEGORICAL_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
+# Criteria the categorical subset search scores (dtjit._categorical). Not absolute_error:
+# ordering categories by median does not give the best subset, and no sound O(k log k) rule
+# is known for it.
+CATEGORICAL_CRITERIA = frozenset(
+    {"gini", "entropy", "log_loss", "gain_ratio", "squared_error", "poisson"}
+)
 # Criteria with a multi-output form (dtjit._multioutput), as in scikit-learn less poisson,
 # absolute_error and friedman_mse.
 MULTI_OUTPUT_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
@@ -132,7 +136,8 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             if self.criterion not in CATEGORICAL_CRITERIA:
                 raise ValueError(
                     f"categorical_features is not supported with criterion="
-                    f"{self.criterion!r} yet; use one of {sorted(CATEGORICAL_CRITERIA)}."
+                    f"{self.criterion!r} (the best category subset for absolute error has no "
+                    f"known efficient search); use one of {sorted(CATEGORICAL_CRITERIA)}."
                 )
         columns = _category_encoding.learn_columns(X, cat_features, mapped_categories, from_values)
         self.categorical_features_ = columns.features
@@ -152,9 +157,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             y_encoded = y_encoded.astype(np.int32)
         y_float = np.ascontiguousarray(y, dtype=np.float64) if not is_classifier else None
         if not is_classifier:
-            _check_regression_criterion(
-                self.criterion, self.splitter, y_float, bool(self.features_with_missing_.any())
-            )
+            _check_regression_criterion(self.criterion, self.splitter, y_float)
 
         if sample_weight is not None:
             sample_weight = _check_sample_weight(
@@ -269,6 +272,8 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             feature, threshold, left, right, missing_left, _depth,
             node_stats, weight, impurity, n_node_samples,
         ) = built  # fmt: skip
+        missing_learned = (missing_left >= _builder.LEARNED_FLAG).astype(np.uint8)
+        missing_left = missing_left % _builder.LEARNED_FLAG
 
         if criterion == ABSOLUTE_ERROR:
             value = node_stats[:, MEDIAN_STAT].reshape(-1, 1, 1)
@@ -297,16 +302,21 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             "n_node_samples": n_node_samples,
             "weighted_n_node_samples": weight,
             "missing_left": missing_left,
+            "missing_learned": missing_learned,
         }
         if max_leaf_nodes > 0:  # best-first ids are in creation order
             arrays = _renumber_breadth_first(arrays)
+        missing_learned = arrays.pop("missing_learned")
         categorical = _category_encoding.categorical_split_arrays(arrays, node_bits, cat_slot)
+        # A subset split's NaN side is in its split row; exports always show it.
+        missing_learned[categorical["categorical_set"] >= 0] = 0
         self.n_outputs_ = n_outputs
         tree = Tree(
             n_features=n_features,
             n_classes=np.atleast_1d(self.n_classes_) if is_classifier else [1] * n_outputs,
             **arrays,
             **categorical,
+            missing_learned=missing_learned,
         )
         self.tree_ = _prune.prune_to_alpha(tree, float(self.ccp_alpha))
         return self
@@ -706,7 +716,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         the node's candidate features, the one of largest gain ratio (gain / split
         information) is chosen. Node impurities are entropies; C4.5 release 8's
         ``log2(N - 1) / N`` threshold penalty is *not* applied. Best-first growth
-        (``max_leaf_nodes``) still orders nodes by impurity decrease.
+        (``max_leaf_nodes``) still orders nodes by impurity decrease. A categorical
+        feature takes part with its subset split of largest gain (a binary split, not
+        C4.5's one branch per value); its split information is that of the two sides.
     splitter : {"best", "random", "hist"}, default="best"
         ``"best"``: exact search over every threshold (midpoints between consecutive distinct
         values). ``"random"``: scikit-learn's random splitter (Extra-Trees style): for each
@@ -794,8 +806,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
     features_with_missing_ : ndarray of bool, shape (n_features_in_,)
-        Features that had NaN in the training data: splits on them learned where NaN goes
-        (exports show it as "or missing").
+        Features that had NaN in the training data. Which splits learned where NaN goes
+        (their training rows had NaN in the split feature) is ``tree_.missing_learned``;
+        exports show those directions as "or missing".
 
     Notes
     -----
@@ -988,7 +1001,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         a positive sum, and splits giving a child a target sum of (about) zero are never
         chosen. ``"absolute_error"``: the mean absolute deviation from the weighted median,
         leaf value the weighted median; O(n log n) per node and feature (Fenwick-tree
-        sweep); exact and random splitters only.
+        sweep, twice when the node has NaN in the feature); exact and random splitters
+        only. Every criterion accepts NaN in X (see Notes).
     splitter : {"best", "random", "hist"}, default="best"
         Exact search over every threshold, one random threshold per candidate feature
         (scikit-learn's random splitter), or histogram search over at most ``max_bins``
@@ -1023,10 +1037,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         columns). A listed column holds non-negative integer codes, or (in a DataFrame)
         ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
         a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
-        (codes plus missing) with ``"hist"``; not with ``"random"``. Binary classification
-        and regression find the optimal subset by ordering categories by class-1 rate /
-        mean target; multiclass searches all subsets up to 12 present categories and one
-        ordering per class beyond. A category (or NaN) unseen at a node during fit follows
+        (codes plus missing) with ``"hist"``; not with ``"random"``, nor with
+        ``criterion="absolute_error"`` (ordering categories by median does not find the best
+        subset). ``squared_error`` and ``poisson`` find the optimal subset by ordering
+        categories by mean target. A category (or NaN) unseen at a node during fit follows
         that node's ``missing_left`` direction at predict time. See
         :mod:`dtjit._categorical` for the exact rules.
 
@@ -1053,8 +1067,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
     features_with_missing_ : ndarray of bool, shape (n_features_in_,)
-        Features that had NaN in the training data: splits on them learned where NaN goes
-        (exports show it as "or missing").
+        Features that had NaN in the training data. Which splits learned where NaN goes
+        (their training rows had NaN in the split feature) is ``tree_.missing_learned``;
+        exports show those directions as "or missing".
 
     Notes
     -----
@@ -1170,10 +1185,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         return self._route(X, means).view(np.float64)
 
 
-def _check_regression_criterion(
-    criterion: str, splitter: str, y: np.ndarray, has_missing: bool
-) -> None:
-    """Reject targets, splitters and missing values a regression criterion cannot work with."""
+def _check_regression_criterion(criterion: str, splitter: str, y: np.ndarray) -> None:
+    """Reject targets and splitters a regression criterion cannot work with."""
     if criterion == "poisson":
         if np.any(y < 0):
             raise ValueError(
@@ -1185,19 +1198,6 @@ def _check_regression_criterion(
         raise ValueError(
             "criterion='absolute_error' supports splitter='best' and splitter='random', not "
             "'hist' (a histogram of bins cannot give the medians the criterion needs)."
-        )
-    if criterion == "absolute_error" and has_missing:
-        # Its median sweep walks each sorted segment whole; the NaN tail would be read as values.
-        raise ValueError(
-            "criterion='absolute_error' does not support missing values (NaN) in X yet; "
-            "impute them or use criterion='squared_error'."
-        )
-    if criterion == "poisson" and has_missing and splitter != "hist":
-        # Its child impurities read the children's rows as one run of the sorted segment,
-        # which NaN rows sent left are not.
-        raise ValueError(
-            "criterion='poisson' supports missing values (NaN) in X with splitter='hist' "
-            "only; impute them or use splitter='hist'."
         )
 
 

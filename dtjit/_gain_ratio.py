@@ -17,15 +17,23 @@ subtracted from the gain of numeric thresholds. That penalty (Quinlan 1996) is a
 correction for choosing among ``N - 1`` thresholds; dtjit offers the MDL idea separately as
 ``mdl_stop``. The book's rule is applied as written.
 
+Categorical features (``categorical_features``) take part like numeric ones: their subset
+split is the one of largest information gain (``_categorical``'s search with the entropy
+proxy: optimal for two classes, see there for more), and its split information is that of
+the two sides of the subset, NaN rows counted on the side they go to. A categorical feature
+is not split multiway as in C4.5's default for discrete attributes: every split is binary.
+
 The gain is read from the sweep's proxy ``-W_r H_r - W_l H_l`` (``gain = H + proxy / W``),
 so only the split information costs extra: one pass over each qualifying feature's left
-child to sum its weight (nothing when unweighted).
+child to sum its weight (nothing when unweighted), or over the node's rows for a subset
+split.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ._categorical import subset_left_weight_binned, subset_left_weight_presorted
 from ._criterion import entropy_term
 from ._jit import inline_kernel
 from ._splitter import count_missing
@@ -86,17 +94,26 @@ def gain_ratio_feature(proxies, left_weights, impurity, weight, average):
 
 @inline_kernel
 def gain_ratio_feature_presorted(proxies, positions, missing, sorted_idx, sorted_val, start, end,
-                                 sample_weight, unit_weight, impurity, weight):  # fmt: skip
+                                 sample_weight, unit_weight, impurity, weight, cat_slot,
+                                 split_rows):  # fmt: skip
     """:func:`gain_ratio_feature` for the exact and random splitters.
 
     ``positions[f]`` is the first non-missing position of feature ``f``'s right child in the
     node's segment ``[start, end)``; ``missing[f] == 1`` when the node's NaN rows, the tail
-    of the segment, go left. The left weight is summed in the sweep's order.
+    of the segment, go left. The left weight is summed in the sweep's order. A categorical
+    feature (``cat_slot[f] >= 0``) sends left the rows its split row
+    ``split_rows[cat_slot[f]]`` selects.
     """
     average = average_gain(proxies, impurity, weight)
     left_weights = np.zeros(proxies.shape[0], dtype=np.float64)
     for f in range(proxies.shape[0]):
         if qualifies(proxies[f], impurity, weight, average):
+            if cat_slot[f] >= 0:
+                left_weights[f] = subset_left_weight_presorted(
+                    sorted_idx[f], sorted_val[f], start, end, split_rows[cat_slot[f]],
+                    sample_weight,
+                )  # fmt: skip
+                continue
             tail = count_missing(sorted_val[f], start, end) if missing[f] == 1 else 0
             if unit_weight:
                 left_weights[f] = positions[f] - start + tail
@@ -110,17 +127,25 @@ def gain_ratio_feature_presorted(proxies, positions, missing, sorted_idx, sorted
 
 @inline_kernel
 def gain_ratio_feature_binned(proxies, cuts, missing, bin_offset, rows, codes, start, end,
-                              sample_weight, impurity, weight):  # fmt: skip
+                              sample_weight, impurity, weight, cat_slot, nan_bin,
+                              split_rows):  # fmt: skip
     """:func:`gain_ratio_feature` for the histogram splitter.
 
     ``cuts[f]`` is the last (flat) bin of feature ``f``'s left side, and ``missing[f] == 1``
     when its NaN bin (the feature's last) goes left too; the left weight is summed over the
-    node's rows ``start .. end - 1`` on that side.
+    node's rows ``start .. end - 1`` on that side. A categorical feature's left side is the
+    one its split row ``split_rows[cat_slot[f]]`` selects (``nan_bin[f]``: its NaN bin).
     """
     average = average_gain(proxies, impurity, weight)
     left_weights = np.zeros(proxies.shape[0], dtype=np.float64)
     for f in range(proxies.shape[0]):
         if qualifies(proxies[f], impurity, weight, average):
+            if cat_slot[f] >= 0:
+                left_weights[f] = subset_left_weight_binned(
+                    rows, codes, f, start, end, nan_bin[f], split_rows[cat_slot[f]],
+                    sample_weight,
+                )  # fmt: skip
+                continue
             cut = cuts[f] - bin_offset[f]
             nan_code = bin_offset[f + 1] - bin_offset[f] - 1 if missing[f] == 1 else -1
             for p in range(start, end):

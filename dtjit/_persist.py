@@ -69,7 +69,7 @@ def save(model: BaseDecisionTree, path: str | os.PathLike) -> None:
         ),
     }
     header["categorical"] = _categorical_header(model)
-    arrays = {**tree.to_arrays(), **tree.categorical_arrays()}
+    arrays = {**tree.to_arrays(), **tree.categorical_arrays(), **tree.optional_arrays()}
     if hasattr(model, "classes_"):
         # One output: member "classes"; several: "classes_0", "classes_1", ... (one per
         # output, each with its own dtype).

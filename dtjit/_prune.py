@@ -177,11 +177,16 @@ def collapse(tree: Tree, cut: np.ndarray) -> Tree:
     arrays["missing_left"][new_leaf] = 0  # what the builder stores at leaves
     categorical_set = np.array(tree.categorical_set[keep])
     categorical_set[new_leaf] = -1  # its bitset row stays in the table, unreferenced
+    missing_learned = None
+    if tree.missing_learned is not None:
+        missing_learned = np.array(tree.missing_learned[keep])
+        missing_learned[new_leaf] = 0
     return Tree(
         n_features=tree.n_features,
         n_classes=tree.n_classes,
         categorical_set=categorical_set,
         category_bits=tree.category_bits,
+        missing_learned=missing_learned,
         **arrays,
     )
 

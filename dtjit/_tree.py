@@ -42,8 +42,15 @@ CATEGORICAL_ARRAYS: dict[str, tuple[np.dtype, int]] = {
     "category_bits": (np.dtype(np.uint64), 2),
 }
 
+# Where the builder learned the NaN direction of a split (optional: unknown in trees and model
+# files from before it was recorded, and in scikit-learn's trees).
+MISSING_LEARNED = "missing_learned"
+MISSING_LEARNED_DTYPE = np.dtype(np.uint8)
+
 # Members a model file may hold; anything else in the archive is ignored unread.
-KNOWN_MEMBERS = frozenset(NODE_ARRAYS) | frozenset(CATEGORICAL_ARRAYS) | {"header", "classes"}
+KNOWN_MEMBERS = (
+    frozenset(NODE_ARRAYS) | frozenset(CATEGORICAL_ARRAYS) | {MISSING_LEARNED, "header", "classes"}
+)
 # A multi-output classifier stores its labels per output: classes_0, classes_1, ...
 OUTPUT_CLASSES_MEMBER = re.compile(r"classes_[0-9]{1,6}")
 
@@ -80,6 +87,10 @@ class Tree:
                                                                with more training rows)
     ``categorical_set``         int32                          row of ``category_bits`` of a
                                                                categorical split, else ``-1``
+    ``missing_learned``         uint8 (optional)               1 at a threshold split whose
+                                                               training rows had NaN in its
+                                                               feature (``missing_left`` was
+                                                               learned), else 0
     ==========================  =============================  ====================================
 
     Categorical (subset) splits: ``category_bits`` is a uint64 table of shape
@@ -107,6 +118,9 @@ class Tree:
         Default: all ``-1`` (no categorical split).
     category_bits : ndarray of uint64, shape (n_sets, n_words), optional
         Default: an empty ``(0, 1)`` table.
+    missing_learned : ndarray of uint8, shape (node_count,), optional
+        Default: None, unknown (trees from before it was recorded): exports then say "or
+        missing" at every split on a feature that had NaN in training.
     **arrays : ndarray
         The other arrays of the table above, with exactly those dtypes.
 
@@ -129,6 +143,7 @@ class Tree:
         n_classes: Any,
         categorical_set: np.ndarray | None = None,
         category_bits: np.ndarray | None = None,
+        missing_learned: np.ndarray | None = None,
         **arrays: np.ndarray,
     ) -> None:
         if categorical_set is None:
@@ -158,6 +173,10 @@ class Tree:
                 a = a.copy()
                 a.setflags(write=False)
             setattr(self, name, a)
+        if isinstance(missing_learned, np.ndarray):
+            missing_learned = missing_learned.copy()
+            missing_learned.setflags(write=False)
+        self.missing_learned = missing_learned
         check_tree(self)
         self._depth = node_depths(self.left, self.right)
         # Arrays derived from the tree for prediction, built on first use and kept: the tree
@@ -316,6 +335,12 @@ class Tree:
         """Return ``categorical_set`` and ``category_bits`` by name (read-only views)."""
         return {name: getattr(self, name) for name in CATEGORICAL_ARRAYS}
 
+    def optional_arrays(self) -> dict[str, np.ndarray]:
+        """Return the optional per-node arrays the tree has (``missing_learned``) by name."""
+        if self.missing_learned is None:
+            return {}
+        return {MISSING_LEARNED: self.missing_learned}
+
     @property
     def has_categorical_splits(self) -> bool:
         """True when some node splits on a category subset (computed once: predict asks)."""
@@ -339,6 +364,7 @@ class Tree:
             "n_classes": self.n_classes,
             **self.to_arrays(),
             **self.categorical_arrays(),
+            **self.optional_arrays(),
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -451,6 +477,20 @@ def check_tree(tree: Tree) -> None:
         where=split,
     )
     _first_bad(tree.missing_left > 1, "missing_left must be 0 or 1")
+    _check_missing_learned(tree, n_nodes, is_leaf)
+
+
+def _check_missing_learned(tree: Tree, n_nodes: int, is_leaf: np.ndarray) -> None:
+    """Check the optional ``missing_learned``: uint8, one per node, 0 or 1, 0 at leaves."""
+    learned = getattr(tree, MISSING_LEARNED, None)
+    if learned is None:
+        return
+    if not isinstance(learned, np.ndarray) or learned.dtype != MISSING_LEARNED_DTYPE:
+        _fail(f"Tree.{MISSING_LEARNED} must be a uint8 numpy array.")
+    if learned.shape != (n_nodes,):
+        _fail(f"Tree.{MISSING_LEARNED} has shape {learned.shape}, expected ({n_nodes},).")
+    _first_bad(learned > 1, f"{MISSING_LEARNED} must be 0 or 1")
+    _first_bad(is_leaf & (learned != 0), f"a leaf's {MISSING_LEARNED} must be 0")
 
 
 def _check_categorical(tree: Tree, n_nodes: int, is_leaf: np.ndarray, split: np.ndarray) -> None:
@@ -610,4 +650,6 @@ def tree_from_arrays(n_features: Any, n_classes: Any, arrays: dict[str, np.ndarr
         raise TreeFormatError(f"Model file has {present[0]!r} without its companion array.")
     for name in present:
         node_arrays[name] = arrays[name]
+    if MISSING_LEARNED in arrays:  # absent in files written before it was recorded
+        node_arrays[MISSING_LEARNED] = arrays[MISSING_LEARNED]
     return Tree(n_features=n_features, n_classes=n_classes, **node_arrays)

@@ -54,7 +54,8 @@ class Condition:
         The split threshold (float64, exact); NaN for a categorical split.
     missing : bool
         True when a missing value (NaN) follows this edge too. For threshold splits only
-        where the tree learned that direction (see :attr:`TreeView.routes_missing`); for
+        where the tree learned that direction (``Tree.missing_learned``, or for trees
+        without it :attr:`TreeView.routes_missing`); for
         categorical splits always (the learned direction, which unseen categories follow
         as well).
     categories : tuple of str or None
@@ -125,7 +126,8 @@ class TreeView:
     estimator_name: str
     criterion: str | None
     # Features that had NaN in the training data (the estimator's features_with_missing_):
-    # splits on them learned where NaN goes, so their edges say "or missing". Elsewhere
+    # for trees without ``missing_learned`` (older files, scikit-learn's), splits on them are
+    # taken to have learned where NaN goes, so their edges say "or missing". Elsewhere
     # missing_go_to_left is scikit-learn's default (the larger child), which is not shown.
     routes_missing: frozenset[int] = frozenset()
     # Per feature, the (code, label) of each known category of a categorical column, None
@@ -291,7 +293,8 @@ def edge_condition(view: TreeView, node: int, *, left: bool) -> Condition:
     if categorical_set is not None and categorical_set[node] >= 0:
         return _subset_condition(view, node, f, left=left)
     threshold = float(tree.threshold[node])
-    learned = f in view.routes_missing or threshold == np.inf  # +inf: a values | NaN split
+    learned = _learned_missing_direction(view, node, f) or threshold == np.inf  # values | NaN
+
     return Condition(
         feature=f,
         name=view.feature_names[f],
@@ -299,6 +302,18 @@ def edge_condition(view: TreeView, node: int, *, left: bool) -> Condition:
         threshold=threshold,
         missing=learned and goes_left_if_missing == left,
     )
+
+
+def _learned_missing_direction(view: TreeView, node: int, f: int) -> bool:
+    """Whether split ``node`` learned where NaN goes (its training rows had NaN in ``f``).
+
+    Read from the tree's ``missing_learned`` when it has one; trees without it (saved before
+    it was recorded, scikit-learn's) fall back to the feature having had NaN in training.
+    """
+    learned = getattr(view.tree, "missing_learned", None)
+    if learned is not None:
+        return bool(learned[node])
+    return f in view.routes_missing
 
 
 def _subset_condition(view: TreeView, node: int, f: int, *, left: bool) -> Condition:

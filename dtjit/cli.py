@@ -13,6 +13,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -318,6 +319,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     """Run ``dtjit predict``: stream DATA through the model into OUT."""
     from tqdm import tqdm
 
+    from ._category_encoding import map_values_predict
     from ._datafiles import (
         OUTPUT_FORMATS,
         FeatureBlocks,
@@ -334,12 +336,26 @@ def _run_predict(args: argparse.Namespace) -> int:
     if args.proba and not is_classifier:
         raise ValueError(f"--proba needs a classifier; {args.model} holds a regressor.")
     check_input_file(args.data, "DATA")
+    # Categorical columns fitted on text (or pandas categories) are mapped to the model's
+    # codes block by block, as predict maps a DataFrame; an unseen value goes where NaN goes.
+    columns = model._categorical_columns()
+    value_columns = (
+        []
+        if columns is None
+        else [
+            int(f)
+            for f, mapped in zip(columns.features, columns.from_values, strict=True)
+            if mapped
+        ]
+    )
     blocks = FeatureBlocks(
         args.data,
         n_features=model.n_features_in_,
         feature_names=getattr(model, "feature_names_in_", None),
         block_rows=args.block_rows,
         x_key=args.x_key,
+        value_columns=value_columns,
+        encode=partial(map_values_predict, columns=columns) if value_columns else None,
     )
     if args.proba:
         columns, dtype = [str(c) for c in model.classes_], np.dtype(np.float64)

@@ -29,9 +29,7 @@ class Comparison:
 
 def _impurity(y, w, criterion, n_classes):
     if y.ndim == 2:  # several outputs: the mean of the outputs' impurities (scikit-learn's)
-        return np.mean(
-            [_impurity(y[:, o], w, criterion, n_classes[o]) for o in range(y.shape[1])]
-        )
+        return np.mean([_impurity(y[:, o], w, criterion, n_classes[o]) for o in range(y.shape[1])])
     W = w.sum()
     if criterion == "squared_error":
         mean = (w * y).sum() / W
@@ -81,9 +79,7 @@ def compare_with_sklearn(
     X32 = np.asarray(X, dtype=np.float32)
     is_clf = hasattr(ours, "classes_")
     if is_clf and ours.n_outputs_ > 1:
-        y_code = np.column_stack(
-            [np.searchsorted(c, y[:, o]) for o, c in enumerate(ours.classes_)]
-        )
+        y_code = np.column_stack([np.searchsorted(c, y[:, o]) for o, c in enumerate(ours.classes_)])
         n_classes = [len(c) for c in ours.classes_]
     elif is_clf:
         y_code = np.searchsorted(ours.classes_, y)

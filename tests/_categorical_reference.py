@@ -7,12 +7,19 @@ import math
 
 import numpy as np
 
+POISSON_EPSILON = 10.0 * float(np.finfo(np.float64).eps)
+
 
 def proxy(criterion: str, left: np.ndarray, total: np.ndarray, w_left: float, w_right: float):
     """The split proxy (larger is better) of a left side, as ``_criterion.split_proxy``."""
     right = total - left
     if criterion == "squared_error":
         return left[0] ** 2 / w_left + right[0] ** 2 / w_right
+    if criterion == "poisson":
+        # A child whose target sum is (about) zero would predict 0: never chosen.
+        if left[0] <= POISSON_EPSILON or right[0] <= POISSON_EPSILON:
+            return -math.inf
+        return left[0] * math.log(left[0] / w_left) + right[0] * math.log(right[0] / w_right)
     if criterion == "gini":
         gini_left = 1.0 - float(np.sum(left**2)) / w_left**2
         gini_right = 1.0 - float(np.sum(right**2)) / w_right**2

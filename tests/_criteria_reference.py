@@ -143,15 +143,32 @@ def absolute_error_splits(x, y, w):
 
 
 def node_rows(tree, X):
-    """Rows of ``X`` reaching each node: a dict node id -> row indices (X as float32)."""
+    """Rows of ``X`` reaching each node: a dict node id -> row indices (X as float32).
+
+    Subset splits (``tree.categorical_set[node] >= 0``) send left the codes whose bit is set
+    in ``tree.category_bits``; NaN and codes beyond the bitset follow ``missing_left``.
+    """
     X32 = np.asarray(X, dtype=np.float32)
+    categorical_set = getattr(tree, "categorical_set", None)
     rows = {0: np.arange(X32.shape[0])}
     for node in range(tree.node_count):
         if tree.children_left[node] == -1:
             continue
         r = rows[node]
         x = X32[r, tree.feature[node]]
-        go_left = (x <= tree.threshold[node]) | (np.isnan(x) & (tree.missing_left[node] == 1))
+        missing = np.isnan(x)
+        k = -1 if categorical_set is None else int(categorical_set[node])
+        if k >= 0:
+            words = [int(word) for word in tree.category_bits[k]]
+            codes = np.where(missing, -1, x).astype(np.int64).tolist()
+            known = np.array([0 <= c < 64 * len(words) for c in codes], dtype=bool)
+            in_set = np.array(
+                [0 <= c < 64 * len(words) and bool((words[c // 64] >> (c % 64)) & 1)
+                 for c in codes], dtype=bool,
+            )  # fmt: skip
+            go_left = np.where(known, in_set, tree.missing_left[node] == 1)
+        else:
+            go_left = (x <= tree.threshold[node]) | (missing & (tree.missing_left[node] == 1))
         rows[tree.children_left[node]] = r[go_left]
         rows[tree.children_right[node]] = r[~go_left]
     return rows

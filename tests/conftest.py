@@ -52,3 +52,29 @@ def covtype_table(shared_data):
 def sample_rows(n_total: int, size: int, seed: int) -> np.ndarray:
     """Sorted random row indices (without replacement), reproducible from ``seed``."""
     return np.sort(np.random.default_rng(seed).choice(n_total, size=size, replace=False))
+
+
+ADULT_COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
+    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
+    "hours-per-week", "native-country", "income",
+]  # fmt: skip
+
+
+def read_adult(shared_data: Path, part: str = "data", **read_csv_args):
+    """UCI Adult as ``../shared/data/README.md`` loads it: named columns, ``?`` as NaN, and the
+    test part's first line skipped and labels without their final period.
+
+    Parameters
+    ----------
+    part : {"data", "test"}
+        ``adult.data.gz`` (32,561 rows) or ``adult.test.gz`` (16,281 rows).
+    **read_csv_args
+        Passed to ``pandas.read_csv`` (``nrows=...``).
+    """
+    pd = pytest.importorskip("pandas")
+    df = pd.read_csv(shared_data / f"adult.{part}.gz", header=None, names=ADULT_COLUMNS,
+                     skipinitialspace=True, na_values="?", skiprows=int(part == "test"),
+                     **read_csv_args)  # fmt: skip
+    df["income"] = df["income"].str.rstrip(".")
+    return df

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from _categorical_reference import brute_force_subsets, proxy, route_row
+from conftest import read_adult
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -214,18 +215,9 @@ def _kr_vs_kp(shared_data):
     return train_test_split(df, y, test_size=0.3, random_state=0, stratify=y)
 
 
-ADULT_COLUMNS = [
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-    "hours-per-week", "native-country", "income",
-]  # fmt: skip
-
-
 def _adult(shared_data):
-    kw = dict(header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values="?")
-    train = pd.read_csv(shared_data / "adult.data.gz", **kw)
-    test = pd.read_csv(shared_data / "adult.test.gz", skiprows=1, **kw)
-    test["income"] = test["income"].str.rstrip(".")
+    train = read_adult(shared_data, "data")
+    test = read_adult(shared_data, "test")
     return (train.drop(columns="income"), test.drop(columns="income"), train["income"],
             test["income"])  # fmt: skip
 

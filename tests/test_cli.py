@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _assertions import assert_trees_identical
+from conftest import read_adult
 from sklearn.datasets import load_iris
 
 import dtjit
@@ -350,6 +351,63 @@ def test_predict_covtype_csv_by_column_name_to_every_format(capsys, covtype_file
         else:
             np.testing.assert_array_equal(result.ravel(), expected)
     assert no_temp_files(directory)
+
+
+ADULT_TEXT = ["workclass", "education", "marital-status", "occupation", "relationship", "race",
+              "sex", "native-country", "age-band"]  # fmt: skip
+
+
+def _adult_csv(shared_data, part, **kw):
+    df = read_adult(shared_data, part, **kw)
+    # Text codes that look like numbers: a block holding only "07" and "7" must still read
+    # as text (pandas would parse both as 7), or its rows would all be unseen categories.
+    # The column tells the income below age 60, so the tree splits on it.
+    df["age-band"] = np.where(df["age"] >= 60, "A1", np.where(df["income"] == ">50K", "7", "07"))
+    return df
+
+
+def test_fit_predict_show_with_text_categories_on_adult(capsys, shared_data, tmp_path):
+    """Text categorical columns: fit maps them, predict applies the model's mapping block by
+    block (unseen values go where NaN goes), show prints the category subsets."""
+    train = _adult_csv(shared_data, "data", nrows=4000)
+    test = _adult_csv(shared_data, "test", nrows=1500)
+    test.loc[test.index[::50], "native-country"] = "Atlantis"  # unseen in fit
+    test.loc[test.index[::37], "workclass"] = np.nan  # an empty cell
+    test = test.sort_values("age", kind="stable")  # first blocks: only "07" / "7" age bands
+    train.to_csv(tmp_path / "train.csv", index=False)
+    shuffled = list(np.random.default_rng(0).permutation(test.columns))
+    test[shuffled].to_csv(tmp_path / "test.csv", index=False)
+    model_path = tmp_path / "adult.npz"
+    code, out, err = run(capsys, "fit", tmp_path / "train.csv", "--target", "income",
+                         "--categorical", ",".join(ADULT_TEXT), "--max-depth", 8,
+                         "-o", model_path)  # fmt: skip
+    assert code == 0, err
+    model = dtjit.load(model_path)
+    direct = DecisionTreeClassifier(max_depth=8, categorical_features=ADULT_TEXT)
+    direct.fit(pd.read_csv(tmp_path / "train.csv").drop(columns="income"), train["income"])
+    assert_trees_identical(model.tree_, direct.tree_)
+    assert list(model.categories_[-1]) == ["07", "7", "A1"]
+    features = test.drop(columns="income")
+    expected = model.predict(features)
+    expected_proba = model.predict_proba(features)
+    assert (expected == test["income"].to_numpy()).mean() > 0.8
+    for name, extra in (("p.csv", []), ("proba.npy", ["--proba"])):
+        code, out, err = run(capsys, "predict", model_path, tmp_path / "test.csv", "-o",
+                             tmp_path / name, "--block-rows", 97, *extra)  # fmt: skip
+        assert code == 0, err
+        assert "predicted 1500 rows" in out
+        if extra:
+            np.testing.assert_array_equal(np.load(tmp_path / name), expected_proba)
+        else:
+            result = pd.read_csv(tmp_path / name)["prediction"].to_numpy()
+            np.testing.assert_array_equal(result, expected)
+    # The unseen country and the empty cells take the NaN route, as in the estimator.
+    unseen = features.loc[features["native-country"] == "Atlantis"].copy()
+    as_missing = unseen.assign(**{"native-country": np.nan})
+    np.testing.assert_array_equal(model.apply(unseen), model.apply(as_missing))
+    code, out, err = run(capsys, "show", model_path, "--format", "rules")
+    assert code == 0, err
+    assert any(f"{c} in {{" in out for c in ADULT_TEXT)
 
 
 def test_predict_large_npy_through_the_memmap(capsys, tmp_path, monkeypatch):

@@ -686,18 +686,37 @@ def test_play_tennis_exports(play_tennis):
 
 # -- missing values: the one place that words a split -------------------------------------------
 def test_missing_direction_is_worded_in_one_place(breast_cancer):
-    """Where fit learned where NaN goes (TreeView.routes_missing), every view shows it."""
+    """Where fit learned where NaN goes (the tree's missing_learned, or for trees without it
+    TreeView.routes_missing), every view shows it."""
     X, y, names = breast_cancer
     est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
     view = resolve_view(est, names)
     assert view.routes_missing == frozenset()  # no NaN in training: nothing learned
-    shown = dataclasses.replace(view, routes_missing=frozenset({int(est.tree_.feature[0])}))
+    assert not est.tree_.missing_learned.any()
+    arrays = {**est.tree_.to_arrays(), **est.tree_.categorical_arrays()}
+    learned_at_root = np.zeros(est.tree_.node_count, dtype=np.uint8)
+    learned_at_root[0] = 1
     goes_left = bool(est.tree_.missing_left[0])
-    left = edge_condition(shown, 0, left=True)
-    right = edge_condition(shown, 0, left=False)
-    assert (left.missing, right.missing) == (goes_left, not goes_left)
-    worded = left if goes_left else right
-    assert worded.text(2).endswith(" or missing")
+    for shown in (
+        # A tree without missing_learned (older files): per feature, from routes_missing.
+        dataclasses.replace(
+            view,
+            tree=dtjit.Tree(n_features=X.shape[1], n_classes=[2], **arrays),
+            routes_missing=frozenset({int(est.tree_.feature[0])}),
+        ),
+        # A tree that records it: per node, whatever routes_missing says.
+        dataclasses.replace(
+            view,
+            tree=dtjit.Tree(
+                n_features=X.shape[1], n_classes=[2], **arrays, missing_learned=learned_at_root
+            ),  # fmt: skip
+        ),
+    ):
+        left = edge_condition(shown, 0, left=True)
+        right = edge_condition(shown, 0, left=False)
+        assert (left.missing, right.missing) == (goes_left, not goes_left)
+        worded = left if goes_left else right
+        assert worded.text(2).endswith(" or missing")
     assert not edge_condition(view, 0, left=goes_left).text(2).endswith("missing")
 
 

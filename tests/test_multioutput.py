@@ -85,9 +85,7 @@ def test_split_search_matches_reference(seed):
         assert np.isfinite(proxy[f])
         # The kernel's cut is one of the candidates and as good as the best one; where the
         # best is clear by more than rounding, it is that very cut.
-        chosen = [
-            c for c in candidates(X[:, f]) if c[0] == threshold[f] and c[1] == missing[f]
-        ]
+        chosen = [c for c in candidates(X[:, f]) if c[0] == threshold[f] and c[1] == missing[f]]
         assert len(chosen) == 1, (f, threshold[f], missing[f])
         quality = split_quality(chosen[0][2], Y, w, criterion, n_classes)
         assert quality == pytest.approx(best[0], rel=1e-9, abs=1e-12)

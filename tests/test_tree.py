@@ -466,7 +466,13 @@ def test_save_load_header_records_the_model(breast_cancer_data, tmp_path):
     dtjit.save(est, path)
     with np.load(path, allow_pickle=False) as npz:
         header = json.loads(npz["header"].tobytes().decode("utf-8"))
-        assert set(npz.files) == {"header", "classes", *NODE_ARRAYS, *CATEGORICAL_ARRAYS}
+        assert set(npz.files) == {
+            "header",
+            "classes",
+            *NODE_ARRAYS,
+            *CATEGORICAL_ARRAYS,
+            "missing_learned",
+        }
     assert header["format"] == "dtjit-model" and header["format_version"] == 1
     assert header["estimator"] == "DecisionTreeClassifier"
     assert header["params"]["max_depth"] == 2

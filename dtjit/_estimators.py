@@ -831,9 +831,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 20-25 s on a 2-core machine; later calls, and later Python
-    processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
-    own: its first use compiles for about as long again.
+    installing takes about 80 s on a 2-core machine (the builder's code for every option is
+    compiled at once); later calls, and later Python processes, load the cache (well under
+    a second). ``splitter="hist"`` has kernels of its own: its first use compiles for about
+    30 s more.
 
     Examples
     --------
@@ -1091,9 +1092,10 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 20-25 s on a 2-core machine; later calls, and later Python
-    processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
-    own: its first use compiles for about as long again.
+    installing takes about 80 s on a 2-core machine (the builder's code for every option is
+    compiled at once); later calls, and later Python processes, load the cache (well under
+    a second). ``splitter="hist"`` has kernels of its own: its first use compiles for about
+    30 s more.
 
     Examples
     --------

@@ -409,13 +409,7 @@ def check_tree(tree: Tree) -> None:
     """
     n_nodes = None
     for name, (dtype, ndim) in NODE_ARRAYS.items():
-        a = getattr(tree, name)
-        if not isinstance(a, np.ndarray):
-            _fail(f"Tree.{name} must be a numpy array, got {type(a).__name__}.")
-        if a.dtype != dtype:
-            _fail(f"Tree.{name} must have dtype {dtype}, got {a.dtype}.")
-        if a.ndim != ndim:
-            _fail(f"Tree.{name} must be {ndim}-D, got shape {a.shape}.")
+        a = _checked_array(tree, name, dtype, ndim)
         if n_nodes is None:
             n_nodes = a.shape[0]
         elif a.shape[0] != n_nodes:
@@ -501,13 +495,7 @@ def _check_categorical(tree: Tree, n_nodes: int, is_leaf: np.ndarray, split: np.
     if not any(hasattr(tree, name) for name in CATEGORICAL_ARRAYS):
         return
     for name, (dtype, ndim) in CATEGORICAL_ARRAYS.items():
-        a = getattr(tree, name, None)
-        if not isinstance(a, np.ndarray):
-            _fail(f"Tree.{name} must be a numpy array, got {type(a).__name__}.")
-        if a.dtype != dtype:
-            _fail(f"Tree.{name} must have dtype {dtype}, got {a.dtype}.")
-        if a.ndim != ndim:
-            _fail(f"Tree.{name} must be {ndim}-D, got shape {a.shape}.")
+        _checked_array(tree, name, dtype, ndim)
     sets, bits = tree.categorical_set, tree.category_bits
     if sets.shape[0] != n_nodes:
         _fail(f"Tree.categorical_set has {sets.shape[0]} nodes, Tree.feature has {n_nodes}.")
@@ -524,6 +512,18 @@ def _check_categorical(tree: Tree, n_nodes: int, is_leaf: np.ndarray, split: np.
         "a categorical split's threshold must be NaN",
         where=categorical,
     )
+
+
+def _checked_array(tree: Tree, name: str, dtype: np.dtype, ndim: int) -> np.ndarray:
+    """Return ``tree.<name>`` after checking it is a numpy array of that dtype and rank."""
+    a = getattr(tree, name, None)
+    if not isinstance(a, np.ndarray):
+        _fail(f"Tree.{name} must be a numpy array, got {type(a).__name__}.")
+    if a.dtype != dtype:
+        _fail(f"Tree.{name} must have dtype {dtype}, got {a.dtype}.")
+    if a.ndim != ndim:
+        _fail(f"Tree.{name} must be {ndim}-D, got shape {a.shape}.")
+    return a
 
 
 def _first_bad(mask: np.ndarray, what: str, where: np.ndarray | None = None) -> None:

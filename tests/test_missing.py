@@ -336,6 +336,25 @@ def test_tags_allow_nan():
         assert est.__sklearn_tags__().input_tags.allow_nan
 
 
+@pytest.mark.parametrize("splitter", ["best", "hist", "random"])
+def test_features_with_missing_lists_the_columns_that_had_nan(splitter):
+    # Read off the presorted columns / the bins, it must equal a scan of X: a column with a
+    # few NaN, one entirely NaN, one with NaN taken as categorical (numeric with "random")
+    # and columns without any.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 5))
+    X[rng.random(400) < 0.1, 0] = np.nan
+    X[:, 2] = np.nan
+    X[:, 3] = rng.integers(0, 4, size=400)
+    X[rng.random(400) < 0.2, 3] = np.nan
+    y = (np.nan_to_num(X[:, 1]) > 0).astype(int)
+    categorical = [3] if splitter != "random" else None
+    est = dtjit.DecisionTreeClassifier(splitter=splitter, categorical_features=categorical)
+    est.fit(X, y)
+    assert est.features_with_missing_.dtype == bool
+    assert list(est.features_with_missing_) == [True, False, True, True, False]
+
+
 # ------------------------------------------------------------------------------- showing, CLI
 def test_exports_say_where_missing_values_go():
     X = np.array([[1.0, 0], [2.0, 0], [3.0, 1], [np.nan, 1], [np.nan, 0], [4.0, 1]] * 5)

@@ -813,7 +813,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
     features_with_missing_ : ndarray of bool, shape (n_features_in_,)
-        Features that had NaN in the training data. Which splits learned where NaN goes
+        Features that had NaN in the training rows (rows of zero weight, which take no part
+        in the fit, are not counted). Which splits learned where NaN goes
         (their training rows had NaN in the split feature) is ``tree_.missing_learned``;
         exports show those directions as "or missing".
 
@@ -1075,7 +1076,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     feature_importances_ : ndarray of shape (n_features,)
         Normalised impurity decrease per feature.
     features_with_missing_ : ndarray of bool, shape (n_features_in_,)
-        Features that had NaN in the training data. Which splits learned where NaN goes
+        Features that had NaN in the training rows (rows of zero weight, which take no part
+        in the fit, are not counted). Which splits learned where NaN goes
         (their training rows had NaN in the split feature) is ``tree_.missing_learned``;
         exports show those directions as "or missing".
 

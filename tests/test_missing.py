@@ -353,6 +353,13 @@ def test_features_with_missing_lists_the_columns_that_had_nan(splitter):
     est.fit(X, y)
     assert est.features_with_missing_.dtype == bool
     assert list(est.features_with_missing_) == [True, False, True, True, False]
+    # NaN only in a row of zero weight: that row takes no part in the fit.
+    X[:, 2] = 1.0
+    X[7, 4] = np.nan
+    weight = np.ones(400)
+    weight[7] = 0.0
+    est.fit(X, y, sample_weight=weight)
+    assert list(est.features_with_missing_) == [True, False, False, True, False]
 
 
 # ------------------------------------------------------------------------------- showing, CLI

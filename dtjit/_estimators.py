@@ -48,6 +48,8 @@ from ._tree import Tree
 # NaN in X is a missing value in fit and predict (infinity stays an error in both).
 ALLOW_NAN = True
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
+# Classes the exact and random splitters can sweep: their presorted class codes are uint16.
+MAX_SORTED_CODES = 1 << 16
 # Criteria the categorical subset search scores (dtjit._categorical). Not absolute_error:
 # ordering categories by median does not give the best subset, and no sound O(k log k) rule
 # is known for it.
@@ -263,6 +265,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                 self.features_with_missing_ = last_bin_nan | (nan_bin >= 0)
                 del binned
             else:
+                _check_sorted_code_range(n_sweep, n_outputs, self.splitter)
                 if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:
                     sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
                 else:
@@ -682,18 +685,29 @@ def _regression_sweep(
 def _sorted_codes(
     sorted_idx: np.ndarray, code: np.ndarray, n_sweep: int, n_outputs: int
 ) -> np.ndarray:
-    """Return the exact builder's ``sorted_code`` (``_splitter``): uint8 up to 256 codes.
+    """Return the exact builder's ``sorted_code`` (``_splitter``) as uint16.
 
-    One byte per (feature, sample) instead of four takes 0.75x the size of X off the peak
-    memory of a fit. More codes need int32, a second compilation of the builder, paid only
-    by such fits. Several outputs do not read it (their sweep gathers per-row codes), so it
-    is only zeros to partition.
+    Two bytes per (feature, sample) instead of four take half the size of X off the peak
+    memory of a fit; one dtype for every fit keeps the builder to one compiled variant
+    (uint8 would save a quarter more, but more than 256 classes would then need a second
+    variant, tens of seconds of compilation). Several outputs do not read it (their sweep
+    gathers per-row codes), so it is only zeros to partition. ``_check_sorted_code_range``
+    has checked that the codes fit.
     """
     if n_outputs > 1:
-        return np.zeros(sorted_idx.shape, dtype=np.uint8)
-    out = np.empty(sorted_idx.shape, dtype=np.uint8 if n_sweep <= 256 else np.int32)
+        return np.zeros(sorted_idx.shape, dtype=np.uint16)
+    out = np.empty(sorted_idx.shape, dtype=np.uint16)
     _splitter.sorted_codes(sorted_idx, code, out)
     return out
+
+
+def _check_sorted_code_range(n_sweep: int, n_outputs: int, splitter: str) -> None:
+    """Raise if a single-output classification has more classes than uint16 codes hold."""
+    if n_outputs == 1 and n_sweep > MAX_SORTED_CODES:
+        raise ValueError(
+            f"splitter={splitter!r} supports at most {MAX_SORTED_CODES} classes (its presorted "
+            f"columns carry 16-bit class codes), got {n_sweep}."
+        )
 
 
 def _power_of_two_scale(a: np.ndarray) -> float:

@@ -21,6 +21,7 @@ from sklearn.utils import compute_sample_weight
 
 import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
+from dtjit._estimators import MAX_SORTED_CODES
 
 ESTIMATORS = [DecisionTreeClassifier, DecisionTreeRegressor]
 
@@ -886,3 +887,13 @@ def test_class_weight_survives_save_load_and_clone(iris_data, tmp_path):
     assert loaded.class_weight == {0: 2.0, 1: 1.0, 2: 0.5}
     refit = clone(loaded).fit(X, y)
     np.testing.assert_array_equal(refit.predict(X), est.predict(X))
+
+
+@pytest.mark.parametrize("splitter", ["best", "random"])
+def test_more_classes_than_sorted_codes_hold_is_a_clear_error(splitter):
+    # The presorted class codes are uint16: one class more must be refused before the build.
+    n = MAX_SORTED_CODES + 1
+    X = np.arange(n, dtype=np.float64).reshape(-1, 1)
+    y = np.arange(n)
+    with pytest.raises(ValueError, match=f"at most {MAX_SORTED_CODES} classes"):
+        DecisionTreeClassifier(splitter=splitter).fit(X, y)

@@ -297,6 +297,6 @@ def test_sorted_codes_follow_the_sorted_ids():
     rng = np.random.default_rng(2)
     idx = np.stack([rng.permutation(100) for _ in range(3)]).astype(np.int32)
     code = rng.integers(0, 4, size=100).astype(np.int32)
-    out = np.empty(idx.shape, dtype=np.uint8)
+    out = np.empty(idx.shape, dtype=np.uint16)
     _splitter.sorted_codes(idx, code, out)
     np.testing.assert_array_equal(out, code[idx])

@@ -45,7 +45,7 @@ def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_le
     sorted_idx, sorted_val = _splitter.presort_serial(np.ascontiguousarray(x[:, None]))
     code = y.astype(np.int32) if is_classifier else np.zeros(len(y), np.int32)
     contrib = w.copy() if is_classifier else w * y
-    codes = code[sorted_idx[0]].astype(np.uint8)  # the builder's sorted_code of the feature
+    codes = code[sorted_idx[0]].astype(np.uint16)  # the builder's sorted_code of the feature
     n_sweep = n_classes if is_classifier else 1
     total = np.zeros(n_sweep)
     np.add.at(total, code, contrib)

@@ -451,10 +451,9 @@ def test_constant_target_node_is_a_pure_leaf():
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
 def test_more_than_256_classes_only_ties(criterion):
-    """Above 256 classes the exact builder's sorted class codes are int32, not uint8.
+    """More classes than a byte holds: the presorted class codes (uint16) stay exact.
 
-    That is a second compiled variant of the builder (tens of seconds on a cold cache),
-    checked here against scikit-learn on 300 classes, full depth and with weights.
+    Checked against scikit-learn on 300 classes, full depth, unweighted and weighted.
     """
     rng = np.random.default_rng(3)
     X = rng.integers(0, 40, size=(3000, 3)).astype(np.float64)

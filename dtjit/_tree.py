@@ -277,7 +277,12 @@ class Tree:
         return self._derive(
             "packed",
             lambda: pack_nodes(
-                self.feature, self.threshold, self.left, self.missing_left, self.n_features
+                self.feature,
+                self.threshold,
+                self.left,
+                self.missing_left,
+                self.n_features,
+                self.n_node_samples,
             ),
         )
 

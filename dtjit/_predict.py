@@ -368,7 +368,7 @@ def is_inner(record, node, shift):
     return (np.int64(record["packed"]) >> shift) != node
 
 
-@inline_kernel
+@kernel
 def walk_phase(
     X,
     start,
@@ -408,7 +408,7 @@ def walk_phase(
         ``0 .. n_active - 1`` starts at the root.
     last_phase : bool
         ``steps`` reaches below the deepest leaf: write ``out`` directly (``node_of`` and
-        ``active`` are left alone).
+        ``active`` are left alone) and return 0.
 
     Returns
     -------
@@ -427,6 +427,11 @@ def walk_phase(
     runs the same straight-line code; they store the same slot as the real lane and are
     not listed again. Compacting in place is safe: the offset written at position
     ``kept <= j + k`` has already been read.
+
+    A kernel of its own, not inlined: it is called once per phase, and inlining its three
+    uses into the block kernel took 36 s to compile (6.6 s as a separate kernel, with one
+    variant per ``with_nan``; ``first`` and ``last_phase`` are tested once per group, which
+    costs nothing measurable).
     """
     last = n_active - 1
     kept = np.int64(0)
@@ -560,36 +565,31 @@ def walk_rows(
     for 26 levels); phases waste only the rest of the phase in which a row stops. The last
     phase length repeats until every row stands at a leaf.
 
-    The payloads are written at the end, in row order: sequential writes to ``out``.
+    A one-phase plan (shallow or balanced trees, e.g. the depth-10 benchmark tree) writes
+    the payloads inside the phase (filing the rows to write them later cost 30 % there);
+    otherwise they are written at the end, in row order: sequential writes to ``out``.
     Writing each row's payload as soon as it stops (rows in scattered order, within the
     walk) was 1.2-1.4x slower on a 10-class ``predict_proba``.
     """
     n = stop - start
     active = np.empty(n, dtype=np.int64)
     node_of = np.empty(n, dtype=np.int64)
-    if phases.shape[0] == 1:
-        # The phases add up to the tree's depth: one phase takes every row to its leaf.
-        walk_phase(
-            X, start, active, n, node_of, phases[0], nodes, shift, feature_mask, tree_node,
-            payload, out, with_nan, True, True,
-        )  # fmt: skip
-        return
-    n_active = walk_phase(
-        X, start, active, n, node_of, phases[0], nodes, shift, feature_mask, tree_node,
-        payload, out, with_nan, True, False,
-    )  # fmt: skip
-    p = 1
+    # A single phase adds up to the tree's depth: it takes every row to its leaf.
+    single = phases.shape[0] == 1
+    n_active = n
+    p = 0
     while n_active > 0:
         steps = phases[min(p, phases.shape[0] - 1)]
         n_active = walk_phase(
             X, start, active, n_active, node_of, steps, nodes, shift, feature_mask, tree_node,
-            payload, out, with_nan, False, False,
+            payload, out, with_nan, p == 0, single,
         )  # fmt: skip
         p += 1
-    for i in range(n):
-        node = tree_node[node_of[i]]
-        for w in range(payload.shape[1]):
-            out[start + i, w] = payload[node, w]
+    if not single:
+        for i in range(n):
+            node = tree_node[node_of[i]]
+            for w in range(payload.shape[1]):
+                out[start + i, w] = payload[node, w]
 
 
 @kernel

@@ -8,6 +8,12 @@ too big for it).
 Each kernel also checks the rows it routes for NaN and infinity, block by block right after
 walking them (while they are still in the cache), and reports what it found: the caller
 raises. That check replaces scikit-learn's separate whole-array scan.
+
+The walk is planned once per tree (:func:`pack_nodes`, cached by ``Tree.packed_nodes``):
+nodes are placed so that a path stays two or three steps in a cache line
+(:func:`lay_out_lines`), and rows walk in phases of a few levels after which those at their
+leaf drop out (:func:`phase_lengths`, :func:`walk_phase`). ``tree_node`` maps the slots back
+to the tree's breadth-first ids, which payloads and ``decision_path`` use.
 """
 
 from __future__ import annotations

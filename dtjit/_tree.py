@@ -271,13 +271,19 @@ class Tree:
         -------
         PackedTree
             8-byte records (float32 threshold rounded down, so comparisons on float32 rows
-            are exact; child, feature and NaN direction packed in 32 bits); see
+            are exact; child, feature and NaN direction packed in 32 bits) placed by cache
+            line, the walk's phases and the tree id of each slot; see
             :func:`dtjit._predict.pack_nodes`.
         """
         return self._derive(
             "packed",
             lambda: pack_nodes(
-                self.feature, self.threshold, self.left, self.missing_left, self.n_features
+                self.feature,
+                self.threshold,
+                self.left,
+                self.missing_left,
+                self.n_features,
+                self.n_node_samples,
             ),
         )
 

@@ -1,0 +1,259 @@
+"""The traversal's node layout and phases (``dtjit._predict``) against their slow twins.
+
+The kernels route rows over nodes placed by :func:`~dtjit._predict.lay_out_lines` (sibling
+pairs packed into cache lines) and walk in phases chosen by
+:func:`~dtjit._predict.phase_lengths`; whatever the layout and the phases, every row must
+reach the leaf the plain breadth-first walk of ``tests/_reference.py`` reaches, in both node
+sizes, serial and parallel, with and without NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _layout_reference import (
+    best_phase_cost_by_brute_force,
+    reference_depths,
+    reference_line_layout,
+    reference_phase_cost,
+)
+from _reference import reference_apply
+from sklearn.datasets import load_diabetes
+
+import dtjit
+from dtjit import _predict
+
+
+def _estimators() -> dict[str, tuple[object, np.ndarray]]:
+    """Fitted estimators of varied shapes, each with rows to route (some NaN)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 6)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    noise = rng.integers(0, 3, size=len(X))  # no signal: a deep, ragged tree
+    with_nan = X.copy()
+    with_nan[rng.random(X.shape) < 0.15] = np.nan
+    Xd, yd = load_diabetes(return_X_y=True)
+    C, R = dtjit.DecisionTreeClassifier, dtjit.DecisionTreeRegressor
+    fitted = {
+        "one-node": (C().fit(X, np.zeros(len(X), dtype=int)), X),
+        "stump": (C(max_depth=1).fit(X, y), X),
+        "depth-7": (C(max_depth=7, random_state=0).fit(X, y), X),
+        "deep-noise": (C(random_state=0).fit(X, noise), X),
+        "nan-learned": (C(random_state=0).fit(with_nan, y), with_nan),
+        "diabetes": (R(random_state=0).fit(Xd, yd), Xd.astype(np.float32)),
+    }
+    out = {}
+    for name, (est, X_fit) in fitted.items():
+        rows = X_fit[rng.integers(0, len(X_fit), size=5000)].copy()
+        rows[rng.random(rows.shape) < 0.05] = np.nan
+        out[name] = (est, rows)
+    return out
+
+
+ESTIMATORS = _estimators()
+TREE_NAMES = list(ESTIMATORS)
+
+
+def _tree(name):
+    return ESTIMATORS[name][0].tree_
+
+
+def _arrays(tree):
+    return {k: getattr(tree, k) for k in ("feature", "threshold", "left", "right", "missing_left")}
+
+
+def _slot_of(packed, n_nodes):
+    """Slot of each tree node; asserts every node has exactly one slot."""
+    slots = np.arange(len(packed.nodes))
+    # Padding slots also map to node 0; the root's slot is 0.
+    placed = (packed.tree_node != 0) | (slots == 0)
+    assert placed.sum() == n_nodes
+    slot_of = np.full(n_nodes, -1)
+    slot_of[packed.tree_node[placed]] = slots[placed]
+    assert (slot_of >= 0).all(), "a node has no slot"
+    return slot_of
+
+
+def _pack(tree, wide=False):
+    return _predict.pack_nodes(
+        tree.feature, tree.threshold, tree.left, tree.missing_left, tree.n_features,
+        tree.n_node_samples, wide=wide,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("slots_per_line", [8, 4])
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_line_layout_matches_reference(name, slots_per_line):
+    tree = _tree(name)
+    rows = tree.n_node_samples.astype(float)
+    slot_of = np.full(tree.node_count, -1, dtype=np.int64)
+    n_slots = _predict.lay_out_lines(
+        tree.left.astype(np.int64), rows, np.int64(slots_per_line), slot_of
+    )
+    expected, expected_slots = reference_line_layout(tree.left, rows, slots_per_line)
+    np.testing.assert_array_equal(slot_of, expected)
+    assert n_slots == expected_slots
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["compact", "wide"])
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_packed_layout_invariants(name, wide):
+    tree = _tree(name)
+    packed = _pack(tree, wide)
+    nodes, tree_node = packed.nodes, packed.tree_node
+    per_line = _predict.LINE_BYTES // nodes.dtype.itemsize
+    assert nodes.dtype == (_predict.WIDE_NODE_DTYPE if wide else _predict.COMPACT_NODE_DTYPE)
+    assert nodes.ctypes.data % _predict.LINE_BYTES == 0
+    assert len(nodes) % per_line == 0
+    assert len(nodes) <= tree.node_count + 1 + per_line  # full lines: no room wasted
+    slot_of = _slot_of(packed, tree.node_count)
+    np.testing.assert_array_equal(tree_node[slot_of], np.arange(tree.node_count))
+    child = nodes["packed"].astype(np.int64) >> packed.shift
+    split = np.flatnonzero(tree.left != -1)
+    leaf = np.flatnonzero(tree.left == -1)
+    left_slot, right_slot = slot_of[tree.left[split]], slot_of[tree.right[split]]
+    np.testing.assert_array_equal(right_slot, left_slot + 1)  # siblings adjacent ...
+    np.testing.assert_array_equal(left_slot // per_line, right_slot // per_line)  # one line
+    np.testing.assert_array_equal(child[slot_of[split]], left_slot)
+    np.testing.assert_array_equal(child[slot_of[leaf]], slot_of[leaf])  # self-loops
+    np.testing.assert_array_equal(
+        nodes["packed"][slot_of[split]] & packed.feature_mask, tree.feature[split]
+    )
+    nan_right = (nodes["packed"][slot_of[split]] >> (packed.shift - 1)) & 1
+    np.testing.assert_array_equal(nan_right, 1 - tree.missing_left[split])
+    assert np.isposinf(nodes["threshold"][slot_of[leaf]]).all()
+    padding = np.setdiff1d(np.arange(len(nodes)), slot_of)
+    np.testing.assert_array_equal(child[padding], padding)  # unreachable self-loops
+
+
+def test_layout_keeps_paths_in_fewer_cache_lines():
+    """Rows of the deep tree cross fewer 64-byte lines than in breadth-first order."""
+    est, rows = ESTIMATORS["deep-noise"]
+    tree = est.tree_
+    packed = _pack(tree)
+    per_line = _predict.LINE_BYTES // packed.nodes.dtype.itemsize
+    slot_of = _slot_of(packed, tree.node_count)
+    paths = est.decision_path(np.nan_to_num(rows[:500]))
+    laid_out = breadth_first = 0
+    for i in range(paths.shape[0]):
+        path = paths.indices[paths.indptr[i] : paths.indptr[i + 1]]
+        laid_out += len(np.unique(slot_of[path] // per_line))
+        breadth_first += len(np.unique(path // per_line))
+    assert tree.max_depth >= 15
+    assert laid_out < 0.7 * breadth_first
+
+
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_node_depths_match_reference(name):
+    tree = _tree(name)
+    np.testing.assert_array_equal(_predict.node_depths(tree.left), reference_depths(tree.left))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_phase_lengths_are_optimal(seed):
+    rng = np.random.default_rng(seed)
+    depth = int(rng.integers(1, 11))
+    leaf_depth = rng.integers(1, depth + 1, size=40)
+    leaf_depth[0] = depth
+    rows = rng.integers(1, 1000, size=40).astype(float)
+    lengths = _predict.phase_lengths(leaf_depth, rows)
+    assert lengths.sum() == depth and (lengths >= 1).all()
+    cost = _predict.PHASE_COST_IN_STEPS
+    got = reference_phase_cost(lengths, leaf_depth, rows, cost)
+    assert got == pytest.approx(best_phase_cost_by_brute_force(leaf_depth, rows, cost))
+
+
+def test_phase_lengths_of_trees():
+    assert _pack(_tree("one-node")).phases.tolist() == [1]
+    assert _pack(_tree("stump")).phases.tolist() == [1]
+    assert _pack(_tree("depth-7")).phases.sum() == 7
+    deep = _tree("deep-noise")
+    phases = _pack(deep).phases
+    assert phases.sum() == deep.max_depth and len(phases) > 2  # several phases walked
+
+
+def _reference_payload_rows(tree, rows, payload):
+    return payload[reference_apply(_arrays(tree), rows)]
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["compact", "wide"])
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_routing_matches_reference_on_every_tree(name, wide):
+    tree = _tree(name)
+    rows = ESTIMATORS[name][1]
+    packed = _pack(tree, wide)
+    # Three int64 words per node, none of them the node id: each row gets its leaf's row.
+    payload = np.arange(tree.node_count * 3, dtype=np.int64).reshape(-1, 3) * 7 + 1
+    for n_rows in (0, 1, 11, 12, 13, 25, len(rows)):
+        Xq = np.ascontiguousarray(rows[:n_rows])
+        expected = _reference_payload_rows(tree, Xq, payload)
+        has_nan = bool(np.isnan(Xq).any())
+        for kernel in (_predict.route_rows_serial, _predict.route_rows_parallel):
+            out = np.full((n_rows, 3), -1, dtype=np.int64)
+            found = kernel(Xq, *packed, payload, out, True)
+            assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
+            np.testing.assert_array_equal(out, expected, err_msg=f"{kernel.__name__}, {n_rows}")
+
+
+@pytest.mark.parametrize("phases", [[1], [2, 1], [3, 5], [40]])
+def test_any_phases_reaching_the_leaves_route_the_same(phases):
+    """Phases are a plan, not a condition: short ones repeat the last length until done.
+
+    A single phase must reach below the deepest leaf (the kernels then write the result
+    directly), so a one-phase plan is only tried on the stump.
+    """
+    name = "stump" if len(phases) == 1 else "deep-noise"
+    tree = _tree(name)
+    rows = ESTIMATORS[name][1]
+    packed = _pack(tree)._replace(phases=np.array(phases, dtype=np.int64))
+    ids = tree.node_ids().reshape(-1, 1)
+    out = np.empty((len(rows), 1), dtype=np.int64)
+    _predict.route_rows_serial(rows, *packed, ids, out, True)
+    np.testing.assert_array_equal(out[:, 0], reference_apply(_arrays(tree), rows))
+
+
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_decision_path_kernel_reports_tree_ids(name):
+    tree = _tree(name)
+    rows = ESTIMATORS[name][1][:300]
+    packed = _pack(tree)
+    depth_bound = tree.max_depth + 1
+    indptr = np.empty(len(rows) + 1, dtype=np.int64)
+    indices = np.empty(len(rows) * depth_bound, dtype=np.int64)
+    _predict.decision_path_rows(rows, *packed, depth_bound, indptr, indices)
+    leaves = reference_apply(_arrays(tree), rows)
+    parent = np.full(tree.node_count, -1)
+    split = tree.left != -1
+    parent[tree.left[split]] = np.flatnonzero(split)
+    parent[tree.right[split]] = np.flatnonzero(split)
+    for i, leaf in enumerate(leaves):
+        path = [leaf]
+        while path[-1] != 0:
+            path.append(parent[path[-1]])
+        np.testing.assert_array_equal(indices[indptr[i] : indptr[i + 1]], path[::-1])
+
+
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_estimator_outputs_follow_the_reference_leaves(name):
+    est, rows = ESTIMATORS[name]
+    rows = np.nan_to_num(rows) if name != "nan-learned" else rows
+    leaves = reference_apply(_arrays(est.tree_), rows)
+    for n_jobs in (None, 2):
+        est.set_params(n_jobs=n_jobs)
+        np.testing.assert_array_equal(est.apply(rows), leaves)
+        value = est.tree_.value[leaves, 0, :]
+        if isinstance(est, dtjit.DecisionTreeClassifier):
+            np.testing.assert_array_equal(est.predict_proba(rows), value)
+            np.testing.assert_array_equal(est.predict(rows), est.classes_[value.argmax(axis=1)])
+        else:
+            np.testing.assert_array_equal(est.predict(rows), value[:, 0])
+
+
+def test_unreachable_nodes_are_refused():
+    tree = _tree("stump")
+    left = np.array([1, -1, -1, -1, -1])  # nodes 3 and 4 hang from nothing
+    with pytest.raises(ValueError, match="cannot be reached"):
+        _predict.pack_nodes(
+            np.zeros(5, dtype=np.int64), np.zeros(5), left, np.zeros(5, dtype=np.uint8),
+            tree.n_features,
+        )  # fmt: skip

@@ -34,7 +34,7 @@ from ._categorical import (
     restore_bins,
     split_segment_ids,
 )
-from ._criterion import impurity_improvement, is_multi_output, node_impurity, poisson_loss
+from ._criterion import impurity_improvement, node_impurity, poisson_loss
 from ._gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
 from ._hist import (
     build_histograms_parallel,
@@ -50,6 +50,7 @@ from ._jit import (
     ABSOLUTE_ERROR,
     EPSILON,
     GAIN_RATIO,
+    MULTI_OUTPUT,
     PARALLEL_MIN_WORK,
     POISSON,
     TREE_LEAF,
@@ -79,6 +80,31 @@ from ._splitter import (
 )
 
 INITIAL_CAPACITY = 64
+
+
+def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...]:
+    """Return the builders' switches ``categorical_search, absolute_error_search,
+    multi_output_search`` for a fit.
+
+    Each is ``True`` when the fit may use that split search and ``None`` when it cannot.
+    numba removes a branch on ``switch is None`` from the specialisation it compiles, so a
+    fit without categorical features, with a single output and another criterion than
+    ``absolute_error`` compiles none of those searches (they were most of a cold first
+    fit's compile time). Each combination is compiled once, on first use.
+
+    Parameters
+    ----------
+    criterion : int
+        Criterion code, multi-output codes included (``_jit.multi_output_criterion``).
+    categorical : bool
+        Whether the data has categorical features.
+    """
+    return (
+        True if categorical else None,
+        True if criterion == ABSOLUTE_ERROR else None,
+        True if criterion >= MULTI_OUTPUT else None,
+    )
+
 # Added to a node's missing_left when its NaN direction was learned from NaN rows in the
 # split feature (not chosen by the larger-child rule): the builders return both in one array.
 LEARNED_FLAG = 2
@@ -268,7 +294,8 @@ def evaluate_batch(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
     is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
-    random_split, mdl_stop, cat_slot, node_bits,
+    random_split, mdl_stop, cat_slot, node_bits, categorical_search, absolute_error_search,
+    multi_output_search,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
 
@@ -349,7 +376,9 @@ def evaluate_batch(
                 else:
                     candidate[s, f] = 0
     cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
-    if criterion == ABSOLUTE_ERROR:
+    # The *_search switches are None when the fit cannot use that search: numba then prunes
+    # the branch from this specialisation (see :func:`search_switches`).
+    if absolute_error_search is not None:
         max_segment = np.int64(0)
         for node in search_nodes:
             max_segment = max(max_segment, node_end[node] - node_start[node])
@@ -370,18 +399,21 @@ def evaluate_batch(
                 min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
                 out_missing,
             )  # fmt: skip
-    elif is_multi_output(criterion) and parallel and work * n_features >= PARALLEL_MIN_WORK:
-        multi_output_splits_parallel(
-            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-            min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
-        )  # fmt: skip
-    elif is_multi_output(criterion):
-        multi_output_splits_serial(
-            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-            min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
-        )  # fmt: skip
+    elif multi_output_search is not None:
+        if parallel and work * n_features >= PARALLEL_MIN_WORK:
+            multi_output_splits_parallel(
+                search_nodes, candidate, node_start, node_end, node_stats, node_weight,
+                sorted_idx, sorted_val, code, contrib, sample_weight, n_sweep, criterion,
+                min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
+                out_threshold, out_missing,
+            )  # fmt: skip
+        else:
+            multi_output_splits_serial(
+                search_nodes, candidate, node_start, node_end, node_stats, node_weight,
+                sorted_idx, sorted_val, code, contrib, sample_weight, n_sweep, criterion,
+                min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
+                out_threshold, out_missing,
+            )  # fmt: skip
     elif parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
@@ -396,7 +428,7 @@ def evaluate_batch(
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
             out_missing,
         )  # fmt: skip
-    if out_bits.shape[1] > 0:
+    if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
             search_nodes, cat_candidate, cat_slot, node_start, node_end, node_stats,
             node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
@@ -593,7 +625,8 @@ def build(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop, random_split, cat_slot, n_words,
+    n_chunks, mdl_stop, random_split, cat_slot, n_words, categorical_search,
+    absolute_error_search, multi_output_search,
 ):  # fmt: skip
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
 
@@ -636,6 +669,8 @@ def build(
         Position of each feature among the categorical ones, ``-1`` for numeric features.
     n_words : int
         uint64 words of a category bitset (see ``_categorical``).
+    categorical_search, absolute_error_search, multi_output_search : True or None
+        Compile-time switches of the optional split searches (:func:`search_switches`).
 
     Returns
     -------
@@ -676,7 +711,8 @@ def build(
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
             min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel, random_split, mdl_stop, cat_slot, node_bits,
+            parallel, random_split, mdl_stop, cat_slot, node_bits, categorical_search,
+            absolute_error_search, multi_output_search,
         )  # fmt: skip
         if best_first:
             frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
@@ -877,6 +913,7 @@ def evaluate_batch_hist(
     sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
     min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
     weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot, nan_bin, node_bits,
+    categorical_search,
 ):  # fmt: skip
     """Do what :func:`evaluate_batch` does, over histograms of binned data.
 
@@ -937,7 +974,7 @@ def evaluate_batch_hist(
             n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
             out_threshold, out_missing,
         )  # fmt: skip
-    if out_bits.shape[1] > 0:
+    if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
             search_nodes, cat_candidate, cat_slot, nan_bin, bin_offset, node_start, node_end,
             node_stats, node_weight, rows, codes, code, contrib, sample_weight, n_sweep,
@@ -1179,7 +1216,7 @@ def build_hist(
     codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop, cat_slot, nan_bin, n_words,
+    n_chunks, mdl_stop, cat_slot, nan_bin, n_words, categorical_search,
 ):  # fmt: skip
     """Grow a tree over binned data (``splitter="hist"``); returns what :func:`build` does.
 
@@ -1197,6 +1234,8 @@ def build_hist(
         As in :func:`build`.
     max_features, max_leaf_nodes, rng_state, parallel, n_chunks, mdl_stop, cat_slot, n_words
         As in :func:`build`.
+    categorical_search : True or None
+        As in :func:`build` (the histogram splitter has no other optional search).
     nan_bin : ndarray of int64, shape (n_features,)
         A categorical feature's bin of missing values (its largest), ``-1`` if none.
 
@@ -1250,7 +1289,7 @@ def build_hist(
             sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
             min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
             max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot,
-            nan_bin, node_bits,
+            nan_bin, node_bits, categorical_search,
         )  # fmt: skip
         for k in range(batch.shape[0]):
             if splits[0][k] < 0:  # a leaf for good: its histogram is no longer needed

@@ -248,6 +248,9 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             min_impurity_decrease, int(self.max_features_), max_leaf_nodes, rng_state,
             n_threads > 1, int(n_threads), bool(getattr(self, "mdl_stop", False)),
         )  # fmt: skip
+        switches = _builder.search_switches(
+            multi_output_criterion(criterion, n_outputs), bool((cat_slot >= 0).any())
+        )
         with numba_threads(n_threads):
             if self.splitter == "hist":
                 max_bins = int(self.max_bins)
@@ -255,7 +258,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                     X, columns, lambda A: _binning.bin_features(A, max_bins, n_threads)
                 )
                 built, node_bits = _builder.build_hist(
-                    *binned[:4], *build_args, cat_slot, binned[4], n_words
+                    *binned[:4], *build_args, cat_slot, binned[4], n_words, switches[0]
                 )
                 del binned
             else:
@@ -265,7 +268,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                     sorted_idx, sorted_val = _splitter.presort_serial(X)
                 built, node_bits = _builder.build(
                     sorted_idx, sorted_val, _splitter.sorted_codes(sorted_idx, code),
-                    *build_args, self.splitter == "random", cat_slot, n_words,
+                    *build_args, self.splitter == "random", cat_slot, n_words, *switches,
                 )  # fmt: skip
                 del sorted_idx, sorted_val
         (

@@ -190,16 +190,19 @@ def best_feature(proxies):
 
 
 @inline_kernel
-def segment_impurity(criterion, stats, weight, idx, start, end, y, sample_weight):
+def segment_impurity(
+    criterion, stats, weight, idx, start, end, y, sample_weight, absolute_error_search
+):
     """Impurity of the node holding the samples ``idx[start:end]``, with statistics ``stats``.
 
     ``poisson`` and ``absolute_error`` read the samples (O(n) and O(n log n)); the
     ``absolute_error`` median is written to ``stats[MEDIAN_STAT]``. The other criteria need
-    only ``stats`` (``_criterion.node_impurity``).
+    only ``stats`` (``_criterion.node_impurity``). ``absolute_error_search``: see
+    :func:`search_switches` (None leaves the median computation out of the compiled code).
     """
     if criterion == POISSON:
         return poisson_loss(idx, start, end, y, sample_weight, stats[0], weight)
-    if criterion == ABSOLUTE_ERROR:
+    if absolute_error_search is not None and criterion == ABSOLUTE_ERROR:
         median, impurity = absolute_error_of_segment(idx, start, end, y, sample_weight)
         stats[MEDIAN_STAT] = median
         return impurity
@@ -225,7 +228,7 @@ def reads_rows(criterion):
 def accept_split(
     k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
     weight, weight_root, min_impurity_decrease, splits, idx, start, end, y, sample_weight,
-    mdl_stop,
+    mdl_stop, absolute_error_search,
 ):  # fmt: skip
     """Record batch node ``k``'s best split unless a stopping rule rejects it.
 
@@ -243,11 +246,13 @@ def accept_split(
     ):
         return
     impurity_left = segment_impurity(
-        criterion, child_stats[k, 0], weight_left, idx, start, pos, y, sample_weight
-    )
+        criterion, child_stats[k, 0], weight_left, idx, start, pos, y, sample_weight,
+        absolute_error_search,
+    )  # fmt: skip
     impurity_right = segment_impurity(
-        criterion, child_stats[k, 1], weight_right, idx, pos, end, y, sample_weight
-    )
+        criterion, child_stats[k, 1], weight_right, idx, pos, end, y, sample_weight,
+        absolute_error_search,
+    )  # fmt: skip
     gain = impurity_improvement(
         impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
     )
@@ -487,12 +492,12 @@ def evaluate_batch(
             n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
             end_right = end - n_missing_left
             weight_left = stats_of_rows(
-                criterion, idx, start, pos, end_right, end, code, contrib, sample_weight, y,
-                is_regression, child_stats[k, 0],
+                criterion, multi_output_search, idx, start, pos, end_right, end, code, contrib,
+                sample_weight, y, is_regression, child_stats[k, 0],
             )  # fmt: skip
             weight_right = stats_of_rows(
-                criterion, idx, pos, end_right, end_right, end_right, code, contrib,
-                sample_weight, y, is_regression, child_stats[k, 1],
+                criterion, multi_output_search, idx, pos, end_right, end_right, end_right, code,
+                contrib, sample_weight, y, is_regression, child_stats[k, 1],
             )  # fmt: skip
             if n_missing_left > 0 and reads_rows(criterion):
                 if child_rows.shape[0] == 0:
@@ -505,6 +510,7 @@ def evaluate_batch(
             k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
             weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
             min_impurity_decrease, splits, rows, start, end, y, sample_weight, mdl_stop,
+            absolute_error_search,
         )  # fmt: skip
     return splits
 
@@ -696,7 +702,7 @@ def build(
     goes_left = np.zeros(n_samples, dtype=np.uint8)
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     weight_root = init_root(tree, sorted_idx[0], code, contrib, sample_weight, y, is_regression,
-                            criterion)  # fmt: skip
+                            criterion, absolute_error_search, multi_output_search)  # fmt: skip
     node_count = np.int64(1)
     frontier = new_frontier(capacity, n_stats)
     heap_size = np.int64(0)
@@ -764,8 +770,14 @@ def new_nodes(capacity, n_stats):
 
 
 @inline_kernel
-def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, criterion):
-    """Make node 0 the root over all samples ``root_idx``; returns its weight."""
+def init_root(
+    tree, root_idx, code, contrib, sample_weight, y, is_regression, criterion,
+    absolute_error_search, multi_output_search,
+):  # fmt: skip
+    """Make node 0 the root over all samples ``root_idx``; returns its weight.
+
+    The switches are those of :func:`search_switches`.
+    """
     node_end = tree[6]
     node_stats = tree[8]
     node_weight = tree[9]
@@ -773,12 +785,12 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
     n_samples = root_idx.shape[0]
     node_end[0] = n_samples
     node_weight[0] = stats_of_rows(
-        criterion, root_idx, np.int64(0), n_samples, np.int64(0), np.int64(0), code, contrib,
-        sample_weight, y, is_regression, node_stats[0],
+        criterion, multi_output_search, root_idx, np.int64(0), n_samples, np.int64(0),
+        np.int64(0), code, contrib, sample_weight, y, is_regression, node_stats[0],
     )  # fmt: skip
     node_impurity_[0] = segment_impurity(
         criterion, node_stats[0], node_weight[0], root_idx, np.int64(0), n_samples, y,
-        sample_weight,
+        sample_weight, absolute_error_search,
     )  # fmt: skip
     return node_weight[0]
 
@@ -1060,7 +1072,7 @@ def split_nodes(
             k, best_f, pos, out_threshold[s, best_f], missing, weight_left, weight_right,
             criterion, node_impurity_[node], node_weight[node], weight_root,
             min_impurity_decrease, splits, rows, node_start[node], node_end[node], y,
-            sample_weight, mdl_stop,
+            sample_weight, mdl_stop, None,
         )  # fmt: skip
 
 
@@ -1254,8 +1266,9 @@ def build_hist(
     capacity = INITIAL_CAPACITY
     tree = new_nodes(capacity, n_stats)
     rows = np.arange(n_samples).astype(np.int32)
+    # No absolute_error or multi-output search in the histogram splitter.
     weight_root = init_root(tree, rows, code, contrib, sample_weight, y, is_regression,
-                            criterion)  # fmt: skip
+                            criterion, None, None)  # fmt: skip
     code = code.copy()  # from here on indexed by position, like codes (partitioned)
     node_count = np.int64(1)
     frontier = new_frontier(capacity, n_stats)

@@ -25,6 +25,7 @@ from ._criterion import (
     gini_from_squares,
     is_classification,
     poisson_proxy,
+    single_output_proxy,
     split_proxy,
     squared_error_proxy,
 )
@@ -323,7 +324,7 @@ def values_versus_missing_proxy(
     return split_proxy(criterion, left, total, n_sweep, weight_values, missing_weight)
 
 
-@inline_kernel
+@kernel
 def best_split_with_missing(
     idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
     criterion, min_samples_leaf, min_weight_leaf, left, missing_stats,
@@ -404,7 +405,7 @@ def first_position_above(val, start, end, threshold):
     return lo
 
 
-@inline_kernel
+@kernel
 def random_split_in_segment(
     idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
     criterion, min_samples_leaf, min_weight_leaf, threshold, missing_go_left, left,
@@ -455,7 +456,7 @@ def random_split_in_segment(
     weight_right = weight - weight_left
     if weight_left < min_weight_leaf or weight_right < min_weight_leaf:
         return NO_SPLIT, end, threshold, missing
-    proxy = split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+    proxy = single_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
     return proxy, pos, threshold, missing
 
 

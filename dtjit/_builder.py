@@ -110,7 +110,7 @@ def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...
 LEARNED_FLAG = 2
 
 
-@kernel
+@inline_kernel
 def grow(a, capacity, fill):
     """Return ``a`` copied into a larger array of ``capacity`` rows, new rows set to ``fill``."""
     out = np.empty((capacity,) + a.shape[1:], dtype=a.dtype)
@@ -464,7 +464,7 @@ def evaluate_batch(
         missing = out_missing[s, best_f]
         idx = sorted_idx[best_f]
         rows = idx
-        if cat_slot[best_f] >= 0:
+        if categorical_search is not None and cat_slot[best_f] >= 0:
             # A subset split: its rows are not a prefix of the sorted segment. (NaN is one
             # of its categories: its side is in the split row, not in out_missing.)
             node_bits[node] = out_bits[s, cat_slot[best_f]]

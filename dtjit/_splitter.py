@@ -775,7 +775,7 @@ def sorted_codes(sorted_idx, code):
     return out
 
 
-@kernel
+@inline_kernel
 def rand_below(rng_state, n):
     """Draw an integer in ``[0, n)`` from a xorshift64* generator held in ``rng_state[0]``.
 
@@ -793,7 +793,7 @@ def rand_below(rng_state, n):
     return np.int64((x * np.uint64(2685821657736338717)) >> np.uint64(33)) % n
 
 
-@kernel
+@inline_kernel
 def rand_uniform(rng_state, low, high):
     """Draw a float64 in ``[low, high)`` from the generator of :func:`rand_below`.
 

@@ -460,7 +460,7 @@ def random_split_in_segment(
     return proxy, pos, threshold, missing
 
 
-@kernel
+@inline_kernel
 def best_splits_of_feature(
     f,
     nodes,
@@ -520,7 +520,7 @@ def best_splits_of_feature(
         out_missing[k, f] = missing
 
 
-@kernel
+@inline_kernel
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,

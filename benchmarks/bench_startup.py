@@ -9,7 +9,9 @@ numba compiles dtjit's kernels the first time they run and caches the machine co
    parallel kernels); the same for ``splitter="hist"`` and ``"random"`` when the installed
    dtjit has them; then every other fit / predict path (entropy, ``max_leaf_nodes``,
    ``max_features``, sample weights, ``predict_proba``, ``apply``, ``decision_path``, the
-   regressor), serial and parallel; and, apart, the MDLP discretizer. Each step is then
+   regressor), serial and parallel; then the paths compiled only on first use: NaN in X, a
+   categorical feature, ``gain_ratio`` / ``poisson`` / ``absolute_error``, multi-output y,
+   pruning; and, apart, the MDLP discretizer. Each step is then
    repeated 3 times in the same process: compile time = first run - fastest repeat. The
    child also lists dtjit's kernels that the steps did not compile, so "every kernel" is
    checked, not assumed.
@@ -154,6 +156,51 @@ def workload(
     def discretizer() -> None:
         dtjit.MDLPDiscretizer().fit(iris_X, iris_y).transform(iris_X)
 
+    # The optional searches (missing values aside) are compile-time choices of the builders
+    # (``_builder.search_switches``): each is compiled on its first use, in these steps.
+    iris_nan = iris_X.copy()
+    iris_nan[::7, 0] = np.nan
+    iris_nan[3::11, 2] = np.nan
+    # Column 0 as integer codes: a categorical feature of 8 categories.
+    iris_cat = iris_X.copy()
+    iris_cat[:, 0] = np.floor((iris_X[:, 0] - 4.3) * 2.0)
+    diabetes_positive = diabetes_y / diabetes_y.mean()
+    iris_two = np.column_stack([iris_y, iris_y == 1])
+    diabetes_two = np.column_stack([diabetes_y, diabetes_X[:, 2]])
+
+    def missing_values() -> None:
+        for splitter in splitters:
+            model = Classifier(splitter=splitter, random_state=SEED).fit(iris_nan, iris_y)
+            model.predict(iris_nan)
+
+    def categorical() -> None:
+        for splitter in splitters:
+            if splitter == "random":  # categorical splits are refused with "random"
+                continue
+            model = Classifier(splitter=splitter, categorical_features=[0]).fit(iris_cat, iris_y)
+            model.predict(iris_cat), model.apply(iris_cat), model.decision_path(iris_cat)
+
+    def other_criteria() -> None:
+        for splitter in splitters:
+            for estimator, criterion, X_c, y_c in (
+                (Classifier, "gain_ratio", iris_X, iris_y),
+                (Regressor, "poisson", diabetes_X, diabetes_positive),
+                (Regressor, "absolute_error", diabetes_X, diabetes_y),
+            ):
+                attempt(splitter, lambda s, e=estimator, c=criterion, X_c=X_c, y_c=y_c: e(
+                    splitter=s, criterion=c, max_depth=8, random_state=SEED
+                ).fit(X_c, y_c).predict(X_c))  # fmt: skip
+
+    def multi_output() -> None:
+        for splitter in splitters:
+            attempt(splitter, lambda s: Classifier(splitter=s, random_state=SEED).fit(
+                iris_X, iris_two).predict_proba(iris_X))  # fmt: skip
+            attempt(splitter, lambda s: Regressor(splitter=s, random_state=SEED).fit(
+                diabetes_X, diabetes_two).predict(diabetes_X))  # fmt: skip
+
+    def pruning() -> None:
+        Classifier(ccp_alpha=0.01).fit(iris_X, iris_y).cost_complexity_pruning_path(iris_X, iris_y)
+
     fitted: dict[str, Any] = {}
 
     def fit(name: str, splitter: str, n_jobs: int | None, X: np.ndarray, y: np.ndarray) -> None:
@@ -179,6 +226,13 @@ def workload(
          "apply, decision_path (serial and n_jobs=-1)", other_paths),
         ("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
          "(serial and n_jobs=-1)", regressor),
+        ("classifier: NaN in X, fit + predict (each splitter)", missing_values),
+        ("classifier: a categorical feature, fit + predict, apply, decision_path (best, hist)",
+         categorical),
+        ("classifier / regressor: gain_ratio, poisson, absolute_error (each splitter)",
+         other_criteria),
+        ("classifier / regressor: multi-output y, fit + predict (each splitter)", multi_output),
+        ("classifier: ccp_alpha and cost_complexity_pruning_path", pruning),
         ("MDLPDiscretizer fit + transform (not a tree kernel)", discretizer),
     ]  # fmt: skip
     return steps

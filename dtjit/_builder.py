@@ -12,6 +12,10 @@ Both builders share two steps, applied to a *batch* of nodes:
 The level-wise builder's batch is a whole level, so node ids come out in breadth-first order
 by construction. The best-first builder (``max_leaf_nodes``) expands one node at a time in
 order of improvement and renumbers to breadth-first order at the end.
+
+The optional split searches (categorical subsets, ``absolute_error``, multi-output) are
+compile-time choices (:func:`search_switches`): numba compiles every branch of a kernel, and
+those searches were most of a cold first fit's compile time.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from ._categorical import (
     restore_bins,
     split_segment_ids,
 )
-from ._criterion import impurity_improvement, is_multi_output, node_impurity, poisson_loss
+from ._criterion import impurity_improvement, node_impurity, poisson_loss
 from ._gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
 from ._hist import (
     build_histograms_parallel,
@@ -50,6 +54,7 @@ from ._jit import (
     ABSOLUTE_ERROR,
     EPSILON,
     GAIN_RATIO,
+    MULTI_OUTPUT,
     PARALLEL_MIN_WORK,
     POISSON,
     TREE_LEAF,
@@ -79,12 +84,43 @@ from ._splitter import (
 )
 
 INITIAL_CAPACITY = 64
+
+
+def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...]:
+    """Return the builders' optional-search switches for a fit.
+
+    The tuple is ``categorical_search, absolute_error_search, multi_output_search``; each
+    is ``True`` when the fit may use that split search and ``None`` when it cannot.
+    numba removes a branch on ``switch is None`` from the specialisation it compiles, so a
+    fit without categorical features, with a single output and another criterion than
+    ``absolute_error`` compiles none of those searches (they were most of a cold first
+    fit's compile time). Each combination is compiled once, on first use.
+
+    Parameters
+    ----------
+    criterion : int
+        Criterion code, multi-output codes included (``_jit.multi_output_criterion``).
+    categorical : bool
+        Whether the data has categorical features.
+
+    Returns
+    -------
+    tuple of (True or None)
+        The three switches, in the builders' argument order.
+    """
+    return (
+        True if categorical else None,
+        True if criterion == ABSOLUTE_ERROR else None,
+        True if criterion >= MULTI_OUTPUT else None,
+    )
+
+
 # Added to a node's missing_left when its NaN direction was learned from NaN rows in the
 # split feature (not chosen by the larger-child rule): the builders return both in one array.
 LEARNED_FLAG = 2
 
 
-@kernel
+@inline_kernel
 def grow(a, capacity, fill):
     """Return ``a`` copied into a larger array of ``capacity`` rows, new rows set to ``fill``."""
     out = grow_unset(a, capacity)
@@ -92,7 +128,7 @@ def grow(a, capacity, fill):
     return out
 
 
-@kernel
+@inline_kernel
 def grow_unset(a, capacity):
     """Return ``a`` copied into a larger array of ``capacity`` rows, new rows not written.
 
@@ -178,16 +214,19 @@ def best_feature(proxies):
 
 
 @inline_kernel
-def segment_impurity(criterion, stats, weight, idx, start, end, y, sample_weight):
+def segment_impurity(
+    criterion, stats, weight, idx, start, end, y, sample_weight, absolute_error_search
+):
     """Impurity of the node holding the samples ``idx[start:end]``, with statistics ``stats``.
 
     ``poisson`` and ``absolute_error`` read the samples (O(n) and O(n log n)); the
     ``absolute_error`` median is written to ``stats[MEDIAN_STAT]``. The other criteria need
-    only ``stats`` (``_criterion.node_impurity``).
+    only ``stats`` (``_criterion.node_impurity``). ``absolute_error_search``: see
+    :func:`search_switches` (None leaves the median computation out of the compiled code).
     """
     if criterion == POISSON:
         return poisson_loss(idx, start, end, y, sample_weight, stats[0], weight)
-    if criterion == ABSOLUTE_ERROR:
+    if absolute_error_search is not None and criterion == ABSOLUTE_ERROR:
         median, impurity = absolute_error_of_segment(idx, start, end, y, sample_weight)
         stats[MEDIAN_STAT] = median
         return impurity
@@ -213,7 +252,7 @@ def reads_rows(criterion):
 def accept_split(
     k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
     weight, weight_root, min_impurity_decrease, splits, idx, start, end, y, sample_weight,
-    mdl_stop,
+    mdl_stop, absolute_error_search,
 ):  # fmt: skip
     """Record batch node ``k``'s best split unless a stopping rule rejects it.
 
@@ -231,11 +270,13 @@ def accept_split(
     ):
         return
     impurity_left = segment_impurity(
-        criterion, child_stats[k, 0], weight_left, idx, start, pos, y, sample_weight
-    )
+        criterion, child_stats[k, 0], weight_left, idx, start, pos, y, sample_weight,
+        absolute_error_search,
+    )  # fmt: skip
     impurity_right = segment_impurity(
-        criterion, child_stats[k, 1], weight_right, idx, pos, end, y, sample_weight
-    )
+        criterion, child_stats[k, 1], weight_right, idx, pos, end, y, sample_weight,
+        absolute_error_search,
+    )  # fmt: skip
     gain = impurity_improvement(
         impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
     )
@@ -282,7 +323,8 @@ def evaluate_batch(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
     is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
-    random_split, mdl_stop, cat_slot, node_bits,
+    random_split, mdl_stop, cat_slot, node_bits, categorical_search, absolute_error_search,
+    multi_output_search,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
 
@@ -363,7 +405,9 @@ def evaluate_batch(
                 else:
                     candidate[s, f] = 0
     cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
-    if criterion == ABSOLUTE_ERROR:
+    # The *_search switches are None when the fit cannot use that search: numba then prunes
+    # the branch from this specialisation (see :func:`search_switches`).
+    if absolute_error_search is not None:
         max_segment = np.int64(0)
         for node in search_nodes:
             max_segment = max(max_segment, node_end[node] - node_start[node])
@@ -384,18 +428,21 @@ def evaluate_batch(
                 min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
                 out_missing,
             )  # fmt: skip
-    elif is_multi_output(criterion) and parallel and work * n_features >= PARALLEL_MIN_WORK:
-        multi_output_splits_parallel(
-            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-            min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
-        )  # fmt: skip
-    elif is_multi_output(criterion):
-        multi_output_splits_serial(
-            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-            min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
-        )  # fmt: skip
+    elif multi_output_search is not None:
+        if parallel and work * n_features >= PARALLEL_MIN_WORK:
+            multi_output_splits_parallel(
+                search_nodes, candidate, node_start, node_end, node_stats, node_weight,
+                sorted_idx, sorted_val, code, contrib, sample_weight, n_sweep, criterion,
+                min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
+                out_threshold, out_missing,
+            )  # fmt: skip
+        else:
+            multi_output_splits_serial(
+                search_nodes, candidate, node_start, node_end, node_stats, node_weight,
+                sorted_idx, sorted_val, code, contrib, sample_weight, n_sweep, criterion,
+                min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
+                out_threshold, out_missing,
+            )  # fmt: skip
     elif parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
@@ -410,7 +457,7 @@ def evaluate_batch(
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
             out_missing,
         )  # fmt: skip
-    if out_bits.shape[1] > 0:
+    if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
             search_nodes, cat_candidate, cat_slot, node_start, node_end, node_stats,
             node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
@@ -441,7 +488,7 @@ def evaluate_batch(
         missing = out_missing[s, best_f]
         idx = sorted_idx[best_f]
         rows = idx
-        if cat_slot[best_f] >= 0:
+        if categorical_search is not None and cat_slot[best_f] >= 0:
             # A subset split: its rows are not a prefix of the sorted segment. (NaN is one
             # of its categories: its side is in the split row, not in out_missing.)
             node_bits[node] = out_bits[s, cat_slot[best_f]]
@@ -469,12 +516,12 @@ def evaluate_batch(
             n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
             end_right = end - n_missing_left
             weight_left = stats_of_rows(
-                criterion, idx, start, pos, end_right, end, code, contrib, sample_weight, y,
-                is_regression, child_stats[k, 0],
+                criterion, multi_output_search, idx, start, pos, end_right, end, code, contrib,
+                sample_weight, y, is_regression, child_stats[k, 0],
             )  # fmt: skip
             weight_right = stats_of_rows(
-                criterion, idx, pos, end_right, end_right, end_right, code, contrib,
-                sample_weight, y, is_regression, child_stats[k, 1],
+                criterion, multi_output_search, idx, pos, end_right, end_right, end_right, code,
+                contrib, sample_weight, y, is_regression, child_stats[k, 1],
             )  # fmt: skip
             if n_missing_left > 0 and reads_rows(criterion):
                 if child_rows.shape[0] == 0:
@@ -487,6 +534,7 @@ def evaluate_batch(
             k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
             weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
             min_impurity_decrease, splits, rows, start, end, y, sample_weight, mdl_stop,
+            absolute_error_search,
         )  # fmt: skip
     return splits
 
@@ -613,7 +661,8 @@ def build(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop, random_split, cat_slot, n_words,
+    n_chunks, mdl_stop, random_split, cat_slot, n_words, categorical_search,
+    absolute_error_search, multi_output_search,
 ):  # fmt: skip
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
 
@@ -656,6 +705,8 @@ def build(
         Position of each feature among the categorical ones, ``-1`` for numeric features.
     n_words : int
         uint64 words of a category bitset (see ``_categorical``).
+    categorical_search, absolute_error_search, multi_output_search : True or None
+        Compile-time switches of the optional split searches (:func:`search_switches`).
 
     Returns
     -------
@@ -681,7 +732,7 @@ def build(
     goes_left = np.zeros(n_samples, dtype=np.uint8)
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     weight_root = init_root(tree, sorted_idx[0], code, contrib, sample_weight, y, is_regression,
-                            criterion)  # fmt: skip
+                            criterion, absolute_error_search, multi_output_search)  # fmt: skip
     node_count = np.int64(1)
     frontier = new_frontier(capacity, n_stats)
     heap_size = np.int64(0)
@@ -696,7 +747,8 @@ def build(
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
             min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel, random_split, mdl_stop, cat_slot, node_bits,
+            parallel, random_split, mdl_stop, cat_slot, node_bits, categorical_search,
+            absolute_error_search, multi_output_search,
         )  # fmt: skip
         if best_first:
             frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
@@ -748,8 +800,14 @@ def new_nodes(capacity, n_stats):
 
 
 @inline_kernel
-def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, criterion):
-    """Make node 0 the root over all samples ``root_idx``; returns its weight."""
+def init_root(
+    tree, root_idx, code, contrib, sample_weight, y, is_regression, criterion,
+    absolute_error_search, multi_output_search,
+):  # fmt: skip
+    """Make node 0 the root over all samples ``root_idx``; returns its weight.
+
+    The switches are those of :func:`search_switches`.
+    """
     node_end = tree[6]
     node_stats = tree[8]
     node_weight = tree[9]
@@ -757,12 +815,12 @@ def init_root(tree, root_idx, code, contrib, sample_weight, y, is_regression, cr
     n_samples = root_idx.shape[0]
     node_end[0] = n_samples
     node_weight[0] = stats_of_rows(
-        criterion, root_idx, np.int64(0), n_samples, np.int64(0), np.int64(0), code, contrib,
-        sample_weight, y, is_regression, node_stats[0],
+        criterion, multi_output_search, root_idx, np.int64(0), n_samples, np.int64(0),
+        np.int64(0), code, contrib, sample_weight, y, is_regression, node_stats[0],
     )  # fmt: skip
     node_impurity_[0] = segment_impurity(
         criterion, node_stats[0], node_weight[0], root_idx, np.int64(0), n_samples, y,
-        sample_weight,
+        sample_weight, absolute_error_search,
     )  # fmt: skip
     return node_weight[0]
 
@@ -901,6 +959,7 @@ def evaluate_batch_hist(
     sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
     min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
     weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot, nan_bin, node_bits,
+    categorical_search,
 ):  # fmt: skip
     """Do what :func:`evaluate_batch` does, over histograms of binned data.
 
@@ -961,7 +1020,7 @@ def evaluate_batch_hist(
             n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
             out_threshold, out_missing,
         )  # fmt: skip
-    if out_bits.shape[1] > 0:
+    if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
             search_nodes, cat_candidate, cat_slot, nan_bin, bin_offset, node_start, node_end,
             node_stats, node_weight, rows, codes, code, contrib, sample_weight, n_sweep,
@@ -1047,7 +1106,7 @@ def split_nodes(
             k, best_f, pos, out_threshold[s, best_f], missing, weight_left, weight_right,
             criterion, node_impurity_[node], node_weight[node], weight_root,
             min_impurity_decrease, splits, rows, node_start[node], node_end[node], y,
-            sample_weight, mdl_stop,
+            sample_weight, mdl_stop, None,
         )  # fmt: skip
 
 
@@ -1203,7 +1262,7 @@ def build_hist(
     codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop, cat_slot, nan_bin, n_words,
+    n_chunks, mdl_stop, cat_slot, nan_bin, n_words, categorical_search,
 ):  # fmt: skip
     """Grow a tree over binned data (``splitter="hist"``); returns what :func:`build` does.
 
@@ -1221,6 +1280,8 @@ def build_hist(
         As in :func:`build`.
     max_features, max_leaf_nodes, rng_state, parallel, n_chunks, mdl_stop, cat_slot, n_words
         As in :func:`build`.
+    categorical_search : True or None
+        As in :func:`build` (the histogram splitter has no other optional search).
     nan_bin : ndarray of int64, shape (n_features,)
         A categorical feature's bin of missing values (its largest), ``-1`` if none.
 
@@ -1239,8 +1300,9 @@ def build_hist(
     capacity = INITIAL_CAPACITY
     tree = new_nodes(capacity, n_stats)
     rows = np.arange(n_samples).astype(np.int32)
+    # No absolute_error or multi-output search in the histogram splitter.
     weight_root = init_root(tree, rows, code, contrib, sample_weight, y, is_regression,
-                            criterion)  # fmt: skip
+                            criterion, None, None)  # fmt: skip
     code = code.copy()  # from here on indexed by position, like codes (partitioned)
     node_count = np.int64(1)
     frontier = new_frontier(capacity, n_stats)
@@ -1274,7 +1336,7 @@ def build_hist(
             sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
             min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
             max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot,
-            nan_bin, node_bits,
+            nan_bin, node_bits, categorical_search,
         )  # fmt: skip
         for k in range(batch.shape[0]):
             if splits[0][k] < 0:  # a leaf for good: its histogram is no longer needed

@@ -249,6 +249,9 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             min_impurity_decrease, int(self.max_features_), max_leaf_nodes, rng_state,
             n_threads > 1, int(n_threads), bool(getattr(self, "mdl_stop", False)),
         )  # fmt: skip
+        switches = _builder.search_switches(
+            multi_output_criterion(criterion, n_outputs), bool((cat_slot >= 0).any())
+        )
         with numba_threads(n_threads):
             if self.splitter == "hist":
                 max_bins = int(self.max_bins)
@@ -256,7 +259,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                     X, columns, lambda A: _binning.bin_features(A, max_bins, n_threads)
                 )
                 built, node_bits = _builder.build_hist(
-                    *binned[:4], *build_args, cat_slot, binned[4], n_words
+                    *binned[:4], *build_args, cat_slot, binned[4], n_words, switches[0]
                 )
                 # A numeric feature's NaN bin is its last, where bin_min is NaN; reading
                 # the bins saves a scan of X (15 ms on 1M x 20 rows).
@@ -275,7 +278,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                 self.features_with_missing_ = np.isnan(sorted_val[:, -1])
                 built, node_bits = _builder.build(
                     sorted_idx, sorted_val, _sorted_codes(sorted_idx, code, n_sweep, n_outputs),
-                    *build_args, self.splitter == "random", cat_slot, n_words,
+                    *build_args, self.splitter == "random", cat_slot, n_words, *switches,
                 )  # fmt: skip
                 del sorted_idx, sorted_val
         (
@@ -870,10 +873,11 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 80 s on a 2-core machine (the builder's code for every option is
-    compiled at once); later calls, and later Python processes, load the cache (well under
-    a second). ``splitter="hist"`` has kernels of its own: its first use compiles for about
-    30 s more.
+    installing takes about 30 s on a 2-core machine; later calls, and later Python
+    processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
+    own: its first use compiles for about 30 s more. Categorical features,
+    ``criterion="absolute_error"`` and multi-output y are compiled on their first use
+    (about 30-60 s each), apart from the common fit.
 
     Examples
     --------
@@ -1132,10 +1136,11 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 80 s on a 2-core machine (the builder's code for every option is
-    compiled at once); later calls, and later Python processes, load the cache (well under
-    a second). ``splitter="hist"`` has kernels of its own: its first use compiles for about
-    30 s more.
+    installing takes about 30 s on a 2-core machine; later calls, and later Python
+    processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
+    own: its first use compiles for about 30 s more. Categorical features,
+    ``criterion="absolute_error"`` and multi-output y are compiled on their first use
+    (about 30-60 s each), apart from the common fit.
 
     Examples
     --------

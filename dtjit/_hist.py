@@ -373,7 +373,7 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
                out_cut, out_threshold, out_missing)  # fmt: skip
 
 
-@kernel
+@inline_kernel
 def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
                  hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
                  sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,

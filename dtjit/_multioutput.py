@@ -102,15 +102,17 @@ def multi_output_segment_stats(
 
 @kernel
 def stats_of_rows(
-    criterion, idx, start, end, extra_start, extra_end, code, contrib, sample_weight, y,
-    is_regression, out,
+    criterion, multi_output_search, idx, start, end, extra_start, extra_end, code, contrib,
+    sample_weight, y, is_regression, out,
 ):  # fmt: skip
     """Node statistics of some rows for any criterion (the builder's one entry point).
 
     Multi-output codes get :func:`multi_output_segment_stats`, the others
     ``_splitter.segment_stats``; parameters and return value are theirs.
+    ``multi_output_search`` is the builder's switch (``_builder.search_switches``): None
+    leaves the multi-output path out of the compiled code.
     """
-    if is_multi_output(criterion):
+    if multi_output_search is not None and is_multi_output(criterion):
         return multi_output_segment_stats(
             idx, start, end, extra_start, extra_end, code, contrib, sample_weight, y,
             is_regression, n_outputs_of(criterion), out,

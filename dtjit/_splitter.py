@@ -25,6 +25,7 @@ from ._criterion import (
     gini_from_squares,
     is_classification,
     poisson_proxy,
+    single_output_proxy,
     split_proxy,
     squared_error_proxy,
 )
@@ -323,7 +324,7 @@ def values_versus_missing_proxy(
     return split_proxy(criterion, left, total, n_sweep, weight_values, missing_weight)
 
 
-@inline_kernel
+@kernel
 def best_split_with_missing(
     idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
     criterion, min_samples_leaf, min_weight_leaf, left, missing_stats,
@@ -404,7 +405,7 @@ def first_position_above(val, start, end, threshold):
     return lo
 
 
-@inline_kernel
+@kernel
 def random_split_in_segment(
     idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
     criterion, min_samples_leaf, min_weight_leaf, threshold, missing_go_left, left,
@@ -455,11 +456,11 @@ def random_split_in_segment(
     weight_right = weight - weight_left
     if weight_left < min_weight_leaf or weight_right < min_weight_leaf:
         return NO_SPLIT, end, threshold, missing
-    proxy = split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+    proxy = single_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
     return proxy, pos, threshold, missing
 
 
-@kernel
+@inline_kernel
 def best_splits_of_feature(
     f,
     nodes,
@@ -519,7 +520,7 @@ def best_splits_of_feature(
         out_missing[k, f] = missing
 
 
-@kernel
+@inline_kernel
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
@@ -773,7 +774,7 @@ def sorted_codes(sorted_idx, code, out):
             out[f, p] = code[sorted_idx[f, p]]
 
 
-@kernel
+@inline_kernel
 def rand_below(rng_state, n):
     """Draw an integer in ``[0, n)`` from a xorshift64* generator held in ``rng_state[0]``.
 
@@ -791,7 +792,7 @@ def rand_below(rng_state, n):
     return np.int64((x * np.uint64(2685821657736338717)) >> np.uint64(33)) % n
 
 
-@kernel
+@inline_kernel
 def rand_uniform(rng_state, low, high):
     """Draw a float64 in ``[low, high)`` from the generator of :func:`rand_below`.
 

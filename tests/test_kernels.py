@@ -167,7 +167,10 @@ def test_one_signature_per_prediction_kernel_across_layouts():
     compact = numba.from_dtype(_predict.COMPACT_NODE_DTYPE)
     signatures = _predict.route_rows_serial.signatures
     assert numba.config.DISABLE_JIT or len([s for s in signatures if s[1].dtype == compact]) == 1
-    assert numba.config.DISABLE_JIT or len(_builder.build.signatures) <= 2
+    # The last three arguments are the optional-search switches (_builder.search_switches):
+    # each combination the session used is a signature of its own, on purpose.
+    if not numba.config.DISABLE_JIT:
+        assert len({signature[:-3] for signature in _builder.build.signatures}) <= 2
 
 
 def _fitted_tree(seed: int, n_features: int = 5):

@@ -38,7 +38,7 @@ def kernel_splits(X, Y, w, criterion, min_samples_leaf=1, min_weight_leaf=0.0):
     sorted_idx, sorted_val = presort_serial(X32)
     stats = np.zeros((1, n_stats))
     weight = stats_of_rows(
-        code_of, sorted_idx[0], np.int64(0), np.int64(n_samples), np.int64(0), np.int64(0),
+        code_of, True, sorted_idx[0], np.int64(0), np.int64(n_samples), np.int64(0), np.int64(0),
         code, contrib, w, y, not is_classifier, stats[0],
     )  # fmt: skip
     proxy = np.empty((1, n_features))

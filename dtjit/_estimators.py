@@ -277,7 +277,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                 # partitions the columns in place) instead of scanning X again.
                 self.features_with_missing_ = np.isnan(sorted_val[:, -1])
                 built, node_bits = _builder.build(
-                    sorted_idx, sorted_val, _sorted_codes(sorted_idx, code, n_sweep, n_outputs),
+                    sorted_idx, sorted_val, _sorted_codes(sorted_idx, code, n_outputs),
                     *build_args, self.splitter == "random", cat_slot, n_words, *switches,
                 )  # fmt: skip
                 del sorted_idx, sorted_val
@@ -685,9 +685,7 @@ def _regression_sweep(
     return code, contrib, np.ascontiguousarray(y).ravel(), 3 * n_outputs, n_outputs
 
 
-def _sorted_codes(
-    sorted_idx: np.ndarray, code: np.ndarray, n_sweep: int, n_outputs: int
-) -> np.ndarray:
+def _sorted_codes(sorted_idx: np.ndarray, code: np.ndarray, n_outputs: int) -> np.ndarray:
     """Return the exact builder's ``sorted_code`` (``_splitter``) as uint16.
 
     Two bytes per (feature, sample) instead of four take half the size of X off the peak

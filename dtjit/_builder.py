@@ -323,8 +323,8 @@ def evaluate_batch(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
     is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
-    random_split, mdl_stop, cat_slot, node_bits, categorical_search, absolute_error_search,
-    multi_output_search,
+    n_chunks, random_split, mdl_stop, cat_slot, node_bits, categorical_search,
+    absolute_error_search, multi_output_search,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
 
@@ -448,7 +448,7 @@ def evaluate_batch(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-            out_missing,
+            out_missing, n_chunks,
         )  # fmt: skip
     else:
         best_splits_serial(
@@ -747,7 +747,7 @@ def build(
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
             min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel, random_split, mdl_stop, cat_slot, node_bits, categorical_search,
+            parallel, n_chunks, random_split, mdl_stop, cat_slot, node_bits, categorical_search,
             absolute_error_search, multi_output_search,
         )  # fmt: skip
         if best_first:

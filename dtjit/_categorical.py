@@ -52,7 +52,7 @@ import numpy as np
 from numba import prange
 
 from ._criterion import split_proxy
-from ._jit import POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from ._jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
 
 NO_SPLIT = -np.inf
 
@@ -366,6 +366,10 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
     side = np.zeros(n, dtype=np.uint8)
     for f in range(cat_slot.shape[0]):
         if cat_slot[f] < 0 or not candidate[s, f]:
+            continue
+        if sorted_val[f, end - 1] <= sorted_val[f, start] + FEATURE_THRESHOLD:
+            # One category and no NaN: no subset split. The segment may be left unpartitioned
+            # (``_splitter.partition_feature``), so nothing else of it is read.
             continue
         m = presorted_category_stats(
             sorted_idx[f], sorted_val[f], sorted_code[f], start, end, contrib, sample_weight,

@@ -96,6 +96,50 @@ def segment_stats(
 
 
 @inline_kernel
+def skip_long_first_group(
+    val, codes, start, end, total, n_sweep, n_missing, missing_stats, with_missing_left, left,
+    weight_left,
+):  # fmt: skip
+    """Add a long first group of tied values to ``left`` by counting the rows after it.
+
+    For :func:`best_split_in_segment` with unit weights (every statistic a row count, so
+    exact in float64). When the first tied group ``[start, b)`` holds at least half of the
+    segment, as the zeros of a sparse 0/1 column do, its class counts are the node's minus
+    those of ``[b, end)`` (and of the NaN rows): the sweep then reads ``end - b`` rows
+    instead of ``end - start``, with the same counts, so the same splits.
+
+    Returns
+    -------
+    p : int
+        Where the sweep continues: ``b``, or ``start`` when the shortcut does not apply
+        (``left`` and ``weight_left`` are then returned untouched).
+    weight_left : float
+        Left weight once the group is added.
+
+    Notes
+    -----
+    The group's class purity is not needed: the candidate after the first group is always
+    scored (the sweep's ``prev_left_feasible`` is still false there).
+    """
+    top = val[start] + FEATURE_THRESHOLD  # float32, as in the sweep's tie test
+    if val[start + ((end - start) >> 1)] > top:
+        return start, weight_left
+    b = first_position_above(val, start, end, np.float64(top))
+    # [start, b) is one chain of ties: every value is within top. It ends at b only if the
+    # step to val[b] is a tie break (a value chained to val[b - 1] would extend the group).
+    if b >= end or val[b] <= val[b - 1] + FEATURE_THRESHOLD:
+        return start, weight_left
+    for c in range(n_sweep):
+        left[c] = 0.0
+    for r in range(b, end):
+        left[codes[r]] += 1.0
+    for c in range(n_sweep):
+        group = total[c] - left[c] - (missing_stats[c] if n_missing > 0 else 0.0)
+        left[c] = group + (missing_stats[c] if with_missing_left else 0.0)
+    return b, weight_left + (b - start)
+
+
+@inline_kernel
 def best_split_in_segment(
     idx,
     val,
@@ -197,6 +241,11 @@ def best_split_in_segment(
     prev_code = -1
     prev_left_feasible = False
     p = start
+    if unit_weight:
+        p, weight_left = skip_long_first_group(
+            val, codes, start, end, total, n_sweep, n_missing, missing_stats, with_missing_left,
+            left, weight_left,
+        )  # fmt: skip
     while p < end:
         # The group of values tied with val[p] is [p, q): its class purity, and the left
         # weight once it is added (summed in the same order as the real update below).
@@ -540,25 +589,30 @@ def best_splits_serial(
 def best_splits_parallel(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
+    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing, n_threads,
 ):  # fmt: skip
-    """Compute what :func:`best_splits_serial` does, features spread over threads.
+    """Compute what :func:`best_splits_serial` does, features spread over ``n_threads``.
 
     Notes
     -----
-    Iteration ``f`` writes only column ``f`` of the outputs, so the loop is race-free, and the
+    Feature ``f`` writes only column ``f`` of the outputs, so the loop is race-free, and the
     per-node reduction over features happens afterwards in feature order: results are
     bit-identical to the serial version.
+
+    Thread ``t`` takes features ``t, t + n_threads, ...`` rather than a contiguous block (a
+    plain ``prange`` over features): neighbouring columns tend to cost alike (covtype's 10
+    numeric columns come first, its sparse 0/1 columns, nearly free, last), so blocks left
+    one thread with most of the work.
     """
-    for f in prange(sorted_idx.shape[0]):
-        # np.int64: a prange over a shape has an unsigned index, which would compile the
-        # callee a second time (the serial loop passes int64).
-        best_splits_of_feature(
-            np.int64(f), nodes, candidate, node_start, node_end, node_stats, node_weight,
-            sorted_idx, sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep,
-            criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
-            out_threshold, out_missing,
-        )  # fmt: skip
+    n_features = sorted_idx.shape[0]
+    for t in prange(n_threads):
+        for f in range(t, n_features, n_threads):
+            best_splits_of_feature(
+                f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
+                sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep,
+                criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
+                out_pos, out_threshold, out_missing,
+            )  # fmt: skip
 
 
 @kernel
@@ -572,6 +626,15 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     cursor); right samples wait in the scratch buffers and are copied behind them. Stability
     keeps each child's segment sorted. The split feature itself is already partitioned: its
     left child is the first ``pos - start`` positions by construction.
+
+    A feature that is constant in a node (no NaN, ``max <= min + FEATURE_THRESHOLD``: the
+    searches' own test) is constant in every descendant, and no search reads more of such a
+    segment than that test. So its segment is not partitioned: each child's part then holds
+    ids of both children (stale, never read) but values from the same constant range, so the
+    test still holds for the child and the feature stays skipped below it. On data with many
+    sparse 0/1 columns (covtype's 44) most columns are constant in most nodes after a few
+    levels, and the partition was half of the fit. Feature 0 is always partitioned: its
+    segments are the nodes' row sets (``_absolute_error.rank_targets`` reads them).
     """
     idx = sorted_idx[f]
     val = sorted_val[f]
@@ -582,6 +645,8 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             continue
         start = node_start[node]
         end = node_end[node]
+        if f > 0 and val[end - 1] <= val[start] + FEATURE_THRESHOLD:
+            continue
         write = start
         n_right = 0
         for p in range(start, end):
@@ -622,19 +687,21 @@ def partition_serial(nodes, node_start, node_end, split_feature, goes_left, sort
 @parallel_kernel
 def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
                        sorted_val, sorted_code, max_segment, n_chunks):  # fmt: skip
-    """Partition like :func:`partition_serial`, features split into ``n_chunks`` chunks.
+    """Partition like :func:`partition_serial`, features dealt to ``n_chunks`` chunks.
 
     Notes
     -----
     Each chunk owns its scratch buffers (allocated once per chunk, not per feature) and writes
-    only its own features' rows, so chunks never touch the same memory.
+    only its own features' rows, so chunks never touch the same memory. Chunk ``c`` takes
+    features ``c, c + n_chunks, ...``: columns left constant in most nodes cost almost nothing
+    (:func:`partition_feature`) and tend to be neighbours, so contiguous blocks were unequal.
     """
     n_features = sorted_idx.shape[0]
     for chunk in prange(n_chunks):
         scratch_idx = np.empty(max_segment, dtype=np.int32)
         scratch_val = np.empty(max_segment, dtype=np.float32)
         scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
-        for f in range(chunk * n_features // n_chunks, (chunk + 1) * n_features // n_chunks):
+        for f in range(chunk, n_features, n_chunks):
             partition_feature(f, nodes, node_start, node_end, split_feature, goes_left,
                               sorted_idx, sorted_val, sorted_code, scratch_idx, scratch_val,
                               scratch_code)  # fmt: skip

@@ -93,6 +93,42 @@ def test_regressor_matches_reference(data, params):
     np.testing.assert_array_equal(est.apply(X), reference_apply(ref, X))
 
 
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_long_tied_groups_and_chained_near_ties_match_reference(criterion):
+    """Skewed 0/1 columns and ties chained closer than ``FEATURE_THRESHOLD``, unit weights.
+
+    The sweep takes a long first or last tied group in one step and leaves columns constant
+    in a node unpartitioned below it; a chain of near-ties (0, 6e-8, 1.2e-7: each step under
+    1e-7, the whole over it) is one group only when followed step by step.
+    """
+    rng = np.random.default_rng(11)
+    n = 3000
+    near = np.float32([0.0, 6e-8, 1.2e-7, 1.0])
+    X = np.column_stack(
+        [
+            rng.random(n) < 0.05,  # sparse: long first group
+            rng.random(n) < 0.95,  # dense: long last group
+            rng.random(n) < 0.5,
+            near[rng.choice(4, n, p=[0.4, 0.2, 0.2, 0.2])],  # chained first group
+            -near[rng.choice(4, n, p=[0.3, 0.3, 0.1, 0.3])],  # chained last group
+            rng.integers(0, 5, n),
+            rng.normal(size=n),
+        ]
+    ).astype(np.float32)
+    # The label rewards cuts inside the chains, which a correct sweep may not make.
+    chain_cuts = (X[:, 3] > 1e-7).astype(int) + (X[:, 4] > -1e-7)
+    y = (X[:, 0] + X[:, 2] + chain_cuts + (rng.random(n) < 0.3)).astype(np.int64)
+    params = {
+        "max_depth": None, "min_samples_split": 2, "min_samples_leaf": 1,
+        "min_weight_fraction_leaf": 0.0, "min_impurity_decrease": 0.0, "max_leaf_nodes": None,
+    }  # fmt: skip
+    est = dtjit.DecisionTreeClassifier(criterion=criterion, **params)
+    ref = _fit_both(est, X, y, None, params, True, criterion)
+    assert_tree_equal(est.tree_, ref, rtol=1e-12)
+    assert est.tree_.node_count > 100
+    np.testing.assert_array_equal(est.apply(X), reference_apply(ref, X))
+
+
 def serial_parallel_data(criterion, n_samples):
     """Data large enough for every parallel kernel, with a tie-heavy column; and the class."""
     rng = np.random.default_rng(7)

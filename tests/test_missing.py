@@ -39,8 +39,12 @@ def _assert_rows_reproduce_counts(est, X):
 
 
 # ----------------------------------------------------------------- the kernel vs the reference
-def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_leaf):
-    """Run ``_splitter.best_split_with_missing`` on one node holding every row."""
+def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_leaf, unit=False):
+    """Run ``_splitter.best_split_with_missing`` on one node holding every row.
+
+    ``unit``: the sweep's unit-weight mode (every weight 1), which counts long tied groups
+    from the other end (``_splitter.skip_long_first_group``).
+    """
     is_classifier = criterion != "squared_error"
     sorted_idx, sorted_val = _splitter.presort_serial(np.ascontiguousarray(x[:, None]))
     code = y.astype(np.int32) if is_classifier else np.zeros(len(y), np.int32)
@@ -50,7 +54,7 @@ def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_le
     total = np.zeros(n_sweep)
     np.add.at(total, code, contrib)
     proxy, pos, threshold, missing = _splitter.best_split_with_missing(
-        sorted_idx[0], sorted_val[0], codes, 0, len(x), contrib, w, False, total, w.sum(),
+        sorted_idx[0], sorted_val[0], codes, 0, len(x), contrib, w, unit, total, w.sum(),
         n_sweep, dtjit._jit.CRITERION_CODES[criterion], min_samples_leaf, min_weight_leaf,
         np.empty(n_sweep), np.empty(n_sweep),
     )  # fmt: skip
@@ -63,26 +67,38 @@ def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_le
     return proxy, threshold, missing, np.sort(left)
 
 
-@pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
-def test_split_search_matches_reference(criterion):
-    """Random small nodes: same threshold, NaN side and rows left as the slow reference."""
+@pytest.mark.parametrize(
+    "criterion, unit",
+    [("gini", False), ("entropy", False), ("squared_error", False), ("gini", True),
+     ("entropy", True)],
+)  # fmt: skip
+def test_split_search_matches_reference(criterion, unit):
+    """Random small nodes: same threshold, NaN side and rows left as the slow reference.
+
+    Half the columns are skewed 0/1 columns, whose long first or last tied group the sweep
+    takes in one step.
+    """
     rng = np.random.default_rng(5)
     n_checked = 0
     for _ in range(300):
         n = int(rng.integers(2, 30))
-        x = rng.integers(0, int(rng.integers(1, 6)), n).astype(np.float32)
+        if rng.random() < 0.5:
+            x = (rng.random(n) < rng.choice([0.1, 0.3, 0.7, 0.9])).astype(np.float32)
+        else:
+            x = rng.integers(0, int(rng.integers(1, 6)), n).astype(np.float32)
         x[rng.random(n) < rng.random() * 0.7] = np.nan
         n_classes = 3
         y = rng.integers(0, n_classes, n)
         if criterion == "squared_error":
             y = rng.integers(-3, 4, n).astype(np.float64)
-        w = rng.integers(1, 4, n).astype(np.float64)  # integer weights: exact sums
+        # integer weights: exact sums
+        w = np.ones(n) if unit else rng.integers(1, 4, n).astype(np.float64)
         msl = int(rng.integers(1, 4))
         mwl = float(rng.choice([0.0, 2.0]))
         ref = reference_split_with_missing(
             x, y, w, criterion, criterion != "squared_error", n_classes, msl, mwl
         )
-        got = _kernel_split(x, y, w, criterion, n_classes, msl, mwl)
+        got = _kernel_split(x, y, w, criterion, n_classes, msl, mwl, unit)
         assert (ref is None) == (got is None), (x, y, w, ref, got)
         if ref is None:
             continue

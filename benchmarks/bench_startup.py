@@ -269,7 +269,7 @@ def kernel_coverage() -> dict[str, list[str]]:
 
 def steps_child(splitters: list[str]) -> None:
     """Body of the cold / warm-cache subprocess: time every step twice, print one JSON line."""
-    import sklearn.datasets  # noqa: F401  (dtjit imports scikit-learn too; not this module)
+    import sklearn.datasets  # noqa: F401  (the workload's loaders: not part of dtjit's import)
 
     start = time.perf_counter()
     import dtjit

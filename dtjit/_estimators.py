@@ -4,20 +4,10 @@ from __future__ import annotations
 
 import numbers
 from math import ceil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
-from sklearn.utils import Bunch, check_random_state, compute_sample_weight
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    column_or_1d,
-    validate_data,
-)
 
 from . import (
     _binning,
@@ -31,7 +21,9 @@ from . import (
     _splitter,
 )
 from ._absolute_error import MEDIAN_STAT
+from ._base import ClassifierRole, MultiOutputRole, RegressorRole, SklearnEstimator
 from ._categorical import MAX_CATEGORIES
+from ._constraints import Interval, StrOptions
 from ._jit import (
     ABSOLUTE_ERROR,
     CRITERION_CODES,
@@ -44,6 +36,19 @@ from ._jit import (
 )
 from ._sklearn_link import register_with_sklearn_tree
 from ._tree import Tree
+from ._validation import (
+    check_classification_targets,
+    check_fitted,
+    check_random_state,
+    check_sample_weight,
+    class_sample_weight,
+    one_column_to_1d,
+    validate_fit_data,
+    validate_predict_data,
+)
+
+if TYPE_CHECKING:
+    from sklearn.utils import Bunch
 
 # NaN in X is a missing value in fit and predict (infinity stays an error in both).
 ALLOW_NAN = True
@@ -59,37 +64,36 @@ CATEGORICAL_CRITERIA = frozenset(
 # Criteria with a multi-output form (dtjit._multioutput), as in scikit-learn less poisson,
 # absolute_error and friedman_mse.
 MULTI_OUTPUT_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
-_FAST_PATH_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
+class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
     """Shared machinery of :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`."""
 
-    _parameter_constraints: dict = {
-        "splitter": [StrOptions({"best", "random", "hist"})],
-        "max_bins": [Interval(numbers.Integral, 2, 255, closed="both")],
-        "max_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    _parameter_table: dict = {
+        "splitter": [StrOptions(frozenset({"best", "random", "hist"}))],
+        "max_bins": [Interval("int", 2, 255, "both")],
+        "max_depth": [Interval("int", 1, None, "left"), None],
         "min_samples_split": [
-            Interval(numbers.Integral, 2, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            Interval("int", 2, None, "left"),
+            Interval("real_not_int", 0.0, 1.0, "right"),
         ],
         "min_samples_leaf": [
-            Interval(numbers.Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+            Interval("int", 1, None, "left"),
+            Interval("real_not_int", 0.0, 1.0, "neither"),
         ],
-        "min_weight_fraction_leaf": [Interval(numbers.Real, 0.0, 0.5, closed="both")],
+        "min_weight_fraction_leaf": [Interval("real", 0.0, 0.5, "both")],
         "max_features": [
-            Interval(numbers.Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
-            StrOptions({"sqrt", "log2"}),
+            Interval("int", 1, None, "left"),
+            Interval("real_not_int", 0.0, 1.0, "right"),
+            StrOptions(frozenset({"sqrt", "log2"})),
             None,
         ],
         "random_state": ["random_state"],
-        "max_leaf_nodes": [Interval(numbers.Integral, 2, None, closed="left"), None],
-        "min_impurity_decrease": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "max_leaf_nodes": [Interval("int", 2, None, "left"), None],
+        "min_impurity_decrease": [Interval("real", 0.0, None, "left")],
         "n_jobs": [numbers.Integral, None],
-        "ccp_alpha": [Interval(numbers.Real, 0.0, None, closed="left")],
-        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
+        "ccp_alpha": [Interval("real", 0.0, None, "left")],
+        "categorical_features": ["array-like", StrOptions(frozenset({"from_dtype"})), None],
     }
 
     # -- fitting -----------------------------------------------------------------------------
@@ -112,21 +116,11 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         X, mapped_categories, from_values = _category_encoding.map_values_fit(X, cat_features)
         if sparse.issparse(y):
             raise TypeError("A sparse y is not supported; pass y as a dense array.")
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=np.float32,
-            order="C",
-            ensure_min_samples=2,
-            y_numeric=not is_classifier,
-            ensure_all_finite="allow-nan",
-            multi_output=True,
-        )
+        X, y = validate_fit_data(self, X, y, y_numeric=not is_classifier)
         if y.ndim == 2 and y.shape[1] == 1:
             # One output, as in scikit-learn; a DataConversionWarning only where several
             # outputs are not supported (e.g. splitter="hist"), as single-output estimators do.
-            y = column_or_1d(y, warn=not self._supports_multi_output())
+            y = one_column_to_1d(y, warn=not self._supports_multi_output())
         n_outputs = 1 if y.ndim == 1 else y.shape[1]
         if n_outputs > 1:
             self._check_multi_output(cat_features.size > 0)
@@ -161,11 +155,9 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             _check_regression_criterion(self.criterion, self.splitter, y_float)
 
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(
-                sample_weight, X, dtype=np.float64, ensure_non_negative=True
-            )
+            sample_weight = check_sample_weight(sample_weight, n_samples, X)
         if is_classifier and self.class_weight is not None:
-            expanded = compute_sample_weight(self.class_weight, y)
+            expanded = class_sample_weight(self.class_weight, y)
             sample_weight = expanded if sample_weight is None else sample_weight * expanded
         if sample_weight is None:
             sample_weight = np.ones(n_samples, dtype=np.float64)
@@ -388,6 +380,9 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             ``impurities``: the total weighted leaf impurity ``R(T)`` of the subtree at each
             alpha (scikit-learn's definitions and values).
         """
+        from sklearn.base import clone
+        from sklearn.utils import Bunch
+
         self._validate_params()  # a bad parameter is reported even though it is reset here
         est = clone(self).set_params(ccp_alpha=0.0)
         est.fit(X, y, sample_weight=sample_weight)
@@ -415,37 +410,22 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
     def _validate_X_predict(self, X: Any) -> np.ndarray:
         """Return X as an ndarray of the right width; values are checked by the kernels.
 
-        A plain float ndarray of the right shape takes a fast path that skips scikit-learn's
-        ``validate_data`` (tens of microseconds, most of a one-row prediction). Everything
-        else goes through it, without its whole-array NaN / infinity scan: the traversal
-        kernels scan each block as they route it.
+        A plain numeric ndarray of the right shape takes a fast path that skips
+        scikit-learn's ``validate_data`` (tens of microseconds, most of a one-row
+        prediction, and its import); everything else goes through it
+        (:func:`dtjit._validation.validate_predict_data`), without its whole-array NaN /
+        infinity scan: the traversal kernels scan each block as they route it.
         """
-        check_is_fitted(self, "tree_")
+        check_fitted(self, "tree_")
         columns = self._categorical_columns()
         if columns is not None:
             raw_X = X
-            X = _category_encoding.map_values_predict(X, columns)
-            X = np.asarray(
-                validate_data(
-                    self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
-                )
-            )
+            X = validate_predict_data(self, _category_encoding.map_values_predict(X, columns))
             # Codes beyond the known ones are unseen categories (routed with NaN); only
             # values that cannot be codes are errors.
             _category_encoding.check_codes(X, columns.features, raw_X, limit=np.inf)
-        elif not (
-            type(X) is np.ndarray
-            and X.ndim == 2
-            and X.dtype in _FAST_PATH_DTYPES
-            and X.shape[0] > 0
-            and X.shape[1] == self.n_features_in_
-            and not hasattr(self, "feature_names_in_")
-        ):
-            X = np.asarray(
-                validate_data(
-                    self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
-                )
-            )
+        else:
+            X = validate_predict_data(self, X)
         if self.tree_.n_features != X.shape[1]:
             # The traversal indexes X by the tree's features: they must fit X's columns.
             raise ValueError(
@@ -599,12 +579,12 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
     # -- inspection ----------------------------------------------------------------------------
     def get_depth(self) -> int:
         """Return the depth of the tree (the root alone has depth 0)."""
-        check_is_fitted(self, "tree_")
+        check_fitted(self, "tree_")
         return self.tree_.max_depth
 
     def get_n_leaves(self) -> int:
         """Return the number of leaves of the tree."""
-        check_is_fitted(self, "tree_")
+        check_fitted(self, "tree_")
         return self.tree_.n_leaves
 
     @property
@@ -615,7 +595,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         -------
         ndarray of float64, shape (n_features,)
         """
-        check_is_fitted(self, "tree_")
+        check_fitted(self, "tree_")
         return self.tree_.compute_feature_importances()
 
     def __sklearn_tags__(self):  # noqa: D105
@@ -736,7 +716,7 @@ def _renumber_breadth_first(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarr
     return out
 
 
-class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
+class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     """A decision tree classifier grown breadth-first by compiled kernels.
 
     A drop-in replacement for :class:`sklearn.tree.DecisionTreeClassifier` with the same
@@ -889,10 +869,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     array([0, 0, 0])
     """
 
-    _parameter_constraints: dict = {
-        **BaseDecisionTree._parameter_constraints,
-        "criterion": [StrOptions({"gini", "entropy", "log_loss", "gain_ratio"})],
-        "class_weight": [dict, list, StrOptions({"balanced"}), None],
+    _parameter_table: dict = {
+        **BaseDecisionTree._parameter_table,
+        "criterion": [StrOptions(frozenset({"gini", "entropy", "log_loss", "gain_ratio"}))],
+        "class_weight": [dict, list, StrOptions(frozenset({"balanced"})), None],
         "mdl_stop": ["boolean"],
     }
 
@@ -1028,7 +1008,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         return tags
 
 
-class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
+class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
     """A decision tree regressor grown breadth-first by compiled kernels.
 
     A drop-in replacement for :class:`sklearn.tree.DecisionTreeRegressor` (criteria
@@ -1150,9 +1130,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     8
     """
 
-    _parameter_constraints: dict = {
-        **BaseDecisionTree._parameter_constraints,
-        "criterion": [StrOptions({"squared_error", "poisson", "absolute_error"})],
+    _parameter_table: dict = {
+        **BaseDecisionTree._parameter_table,
+        "criterion": [StrOptions(frozenset({"squared_error", "poisson", "absolute_error"}))],
     }
 
     def __init__(

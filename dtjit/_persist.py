@@ -17,6 +17,7 @@ from ._tree import (
     tree_from_arrays,
     write_model_file,
 )
+from ._validation import check_fitted
 
 CLASS_WEIGHT_PAIRS = "__pairs__"
 ESTIMATORS = {cls.__name__: cls for cls in (DecisionTreeClassifier, DecisionTreeRegressor)}
@@ -45,11 +46,9 @@ def save(model: BaseDecisionTree, path: str | os.PathLike) -> None:
     sklearn.exceptions.NotFittedError
         If ``model`` is not fitted.
     """
-    from sklearn.utils.validation import check_is_fitted
-
     if not isinstance(model, BaseDecisionTree):
         raise TypeError(f"dtjit.save expects a dtjit estimator, got {type(model).__name__}.")
-    check_is_fitted(model, "tree_")
+    check_fitted(model, "tree_")
     tree = model.tree_
     params = {name: _jsonable(value) for name, value in model.get_params(deep=False).items()}
     header: dict[str, Any] = {

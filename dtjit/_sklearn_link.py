@@ -11,7 +11,8 @@ Importing ``sklearn.tree`` just to register costs about 0.1 s (it pulls in
 So the registration happens when ``sklearn.tree`` is imported: at once if it already is,
 otherwise through a one-shot import hook that runs right after the module is executed. Only
 code that imports ``sklearn.tree`` can call its exporters, so no check can run before the
-registration.
+registration. :func:`call_when_imported` serves :mod:`dtjit._base` the same way, for
+``sklearn.base``.
 """
 
 from __future__ import annotations

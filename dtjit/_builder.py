@@ -74,6 +74,7 @@ from ._splitter import (
     best_splits_parallel,
     best_splits_serial,
     count_missing,
+    count_sorted_codes,
     draw_candidate_features,
     partition_parallel,
     partition_serial,
@@ -515,14 +516,23 @@ def evaluate_batch(
             # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
             n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
             end_right = end - n_missing_left
-            weight_left = stats_of_rows(
-                criterion, multi_output_search, idx, start, pos, end_right, end, code, contrib,
-                sample_weight, y, is_regression, child_stats[k, 0],
-            )  # fmt: skip
-            weight_right = stats_of_rows(
-                criterion, multi_output_search, idx, pos, end_right, end_right, end_right, code,
-                contrib, sample_weight, y, is_regression, child_stats[k, 1],
-            )  # fmt: skip
+            if unit_weight and criterion < MULTI_OUTPUT:
+                # Row counts: from the split feature's sorted codes, read in order (this
+                # loop is serial, and a gather per row cost a cache miss each).
+                codes = sorted_code[best_f]
+                weight_left = count_sorted_codes(codes, start, pos, end_right, end,
+                                                 child_stats[k, 0])  # fmt: skip
+                weight_right = count_sorted_codes(codes, pos, end_right, end_right, end_right,
+                                                  child_stats[k, 1])  # fmt: skip
+            else:
+                weight_left = stats_of_rows(
+                    criterion, multi_output_search, idx, start, pos, end_right, end, code,
+                    contrib, sample_weight, y, is_regression, child_stats[k, 0],
+                )  # fmt: skip
+                weight_right = stats_of_rows(
+                    criterion, multi_output_search, idx, pos, end_right, end_right, end_right,
+                    code, contrib, sample_weight, y, is_regression, child_stats[k, 1],
+                )  # fmt: skip
             if n_missing_left > 0 and reads_rows(criterion):
                 if child_rows.shape[0] == 0:
                     child_rows = np.empty(idx.shape[0], dtype=np.int32)

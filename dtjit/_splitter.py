@@ -95,6 +95,23 @@ def segment_stats(
     return weight
 
 
+@inline_kernel
+def count_sorted_codes(codes, start, end, extra_start, extra_end, out):
+    """Class counts of the positions ``[start, end)`` and ``[extra_start, extra_end)``.
+
+    :func:`segment_stats` for unit weights, read from one feature's sorted class codes: a
+    sequential pass instead of a gather ``code[idx[p]]`` per row, which misses the cache on
+    large data (about 17 ms per million rows against 0.5 ms). Counts are exact, so the
+    order of summation does not matter. Returns the row count (the weight).
+    """
+    out[:] = 0.0
+    for p in range(start, end):
+        out[codes[p]] += 1.0
+    for p in range(extra_start, extra_end):
+        out[codes[p]] += 1.0
+    return np.float64(end - start + extra_end - extra_start)
+
+
 # Below this many rows in a node, every sum of squared class counts is an integer under
 # 2**53 (n**2 < 2**52), so float64 holds it exactly (best_split_in_segment's count_squares).
 EXACT_SQUARES_LIMIT = 2.0**26

@@ -76,12 +76,14 @@ from ._splitter import (
     count_missing,
     count_sorted_codes,
     draw_candidate_features,
+    new_side_flags,
     partition_parallel,
     partition_serial,
     presorted_constant_features,
     rand_below,
     rand_uniform,
     segment_stats,
+    set_side_flag,
 )
 
 INITIAL_CAPACITY = 64
@@ -648,7 +650,7 @@ def apply_splits(
             )
             end_right = end - n_missing_left
             for p in range(start, end):
-                goes_left[idx[p]] = p < pos - n_missing_left or p >= end_right
+                set_side_flag(goes_left, idx[p], p < pos - n_missing_left or p >= end_right)
             split_features[n_split] = f if n_missing_left == 0 else -1
         n_split += 1
         max_segment = max(max_segment, end - start)
@@ -739,7 +741,7 @@ def build(
     n_samples = sorted_idx.shape[1]
     capacity = INITIAL_CAPACITY
     tree = new_nodes(capacity, n_stats)
-    goes_left = np.zeros(n_samples, dtype=np.uint8)
+    goes_left = new_side_flags(n_samples)
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     weight_root = init_root(tree, sorted_idx[0], code, contrib, sample_weight, y, is_regression,
                             criterion, absolute_error_search, multi_output_search)  # fmt: skip

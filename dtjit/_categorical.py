@@ -53,6 +53,7 @@ from numba import prange
 
 from ._criterion import split_proxy
 from ._jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from ._splitter import set_side_flag
 
 NO_SPLIT = -np.inf
 
@@ -513,12 +514,12 @@ def subset_left_weight_binned(rows, codes, f, start, end, nan_bin, split_row, sa
 
 @kernel
 def mark_goes_left(idx, val, start, end, split_row, goes_left):
-    """Set ``goes_left[i]`` for the samples of a presorted segment at a subset split."""
+    """Set the side flags (``_splitter.set_side_flag``) of a segment's rows at a subset split."""
     n_words = split_row.shape[0] - 1
     bits = split_row[:n_words]
     missing_left = split_row[n_words]
     for p in range(start, end):
-        goes_left[idx[p]] = 1 if category_goes_left(val[p], bits, missing_left) else 0
+        set_side_flag(goes_left, idx[p], category_goes_left(val[p], bits, missing_left))
 
 
 @kernel

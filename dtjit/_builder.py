@@ -71,6 +71,9 @@ from ._multioutput import (
 )
 from ._splitter import (
     NO_SPLIT,
+    UPKEEP_ALWAYS,
+    UPKEEP_NEVER,
+    UPKEEP_UNLESS_CONSTANT,
     best_splits_parallel,
     best_splits_serial,
     count_missing,
@@ -84,6 +87,12 @@ from ._splitter import (
     rand_uniform,
     segment_stats,
     set_side_flag,
+)
+from ._two_valued import (
+    high_side_counts,
+    mark_two_valued_sides,
+    two_valued_splits_parallel,
+    two_valued_splits_serial,
 )
 
 INITIAL_CAPACITY = 64
@@ -326,8 +335,8 @@ def evaluate_batch(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
     is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
-    n_chunks, random_split, mdl_stop, cat_slot, node_bits, categorical_search,
-    absolute_error_search, multi_output_search,
+    n_chunks, random_split, mdl_stop, cat_slot, node_bits, two_valued, row_feature,
+    categorical_search, absolute_error_search, multi_output_search,
 ):  # fmt: skip
     """Find the split of every node of a batch, or decide it is a leaf.
 
@@ -341,6 +350,8 @@ def evaluate_batch(
     feature is chosen by C4.5's rule (``_gain_ratio``); ``mdl_stop``: see :func:`accept_split`.
     A multi-output criterion code (``_jit.MULTI_OUTPUT``) searches with ``_multioutput``'s
     sweep, whose per-row arrays ``code``, ``contrib`` and ``y`` hold one entry per output.
+    ``two_valued`` is ``(slot, threshold, high_bits)`` of ``_two_valued`` (no slot set: none);
+    the features with a slot are searched there, from the rows of feature ``row_feature``.
 
     Returns
     -------
@@ -367,6 +378,8 @@ def evaluate_batch(
     n_features = sorted_idx.shape[0]
     splits = new_splits(nodes.shape[0], node_stats.shape[1])
     split_feature, split_pos, split_threshold, improvement, child_stats, _, _ = splits[:7]
+    two_slot, two_threshold, high_bits = two_valued
+    has_two_valued = high_bits.shape[1] > 0
     searched, search_nodes = nodes_to_search(
         nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
         min_samples_split, min_samples_leaf, min_weight_leaf,
@@ -392,6 +405,10 @@ def evaluate_batch(
         if max_features < n_features or random_split:
             presorted_constant_features(start, end, sorted_val, constant)
         draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
+        if has_two_valued:
+            for f in range(n_features):
+                if two_slot[f] >= 0:
+                    candidate[s, f] = 0  # searched by _two_valued below, not swept
         if random_split:
             # One threshold per searched non-constant feature, drawn in feature order,
             # serially here so the parallel sweep below stays reproducible; then, if the
@@ -460,6 +477,21 @@ def evaluate_batch(
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
             out_missing,
         )  # fmt: skip
+    if has_two_valued:
+        rows = sorted_idx[row_feature]
+        codes = sorted_code[row_feature]
+        if parallel and work * high_bits.shape[1] * 8 >= PARALLEL_MIN_WORK:
+            two_valued_splits_parallel(
+                search_nodes, two_slot, two_threshold, rows, codes, node_start, node_end,
+                node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
+                min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, n_chunks,
+            )  # fmt: skip
+        else:
+            two_valued_splits_serial(
+                search_nodes, two_slot, two_threshold, rows, codes, node_start, node_end,
+                node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
+                min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing,
+            )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
             search_nodes, cat_candidate, cat_slot, node_start, node_end, node_stats,
@@ -514,6 +546,17 @@ def evaluate_batch(
                 at = copy_rows(left_ids, np.int64(0), left_ids.shape[0], child_rows, start)
                 copy_rows(right_ids, np.int64(0), right_ids.shape[0], child_rows, at)
                 rows = child_rows
+        elif has_two_valued and two_slot[best_f] >= 0:
+            # Its own segment is stale: the right child's class counts are read from the
+            # rows taking high, the left child's are the rest (row counts, so exact).
+            n_missing_left = 0
+            weight_right = high_side_counts(
+                sorted_idx[row_feature], sorted_code[row_feature], start, end, high_bits,
+                two_slot[best_f], child_stats[k, 1],
+            )  # fmt: skip
+            weight_left = node_weight[node] - weight_right
+            for c in range(child_stats.shape[2]):
+                child_stats[k, 0, c] = node_stats[node, c] - child_stats[k, 1, c]
         else:
             # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
             n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
@@ -596,7 +639,7 @@ def apply_splits(
     nodes, split_feature, split_pos, split_threshold, split_missing, child_stats, child_weight,
     child_impurity, node_count, feature, threshold, left, right, missing_left, node_start, node_end,
     node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val, sorted_code,
-    goes_left, parallel, n_chunks, cat_slot, node_bits,
+    goes_left, parallel, n_chunks, cat_slot, node_bits, two_valued, row_feature, upkeep,
 ):  # fmt: skip
     """Split the batch nodes whose ``split_feature >= 0``; children get ids from ``node_count``.
 
@@ -610,8 +653,10 @@ def apply_splits(
     Notes
     -----
     Children are appended in batch order, left before right, so ``right == left + 1`` and a
-    batch that is one level yields breadth-first ids.
+    batch that is one level yields breadth-first ids. ``two_valued`` and ``row_feature``: see
+    :func:`evaluate_batch`; ``upkeep``: see ``_splitter.partition_feature``.
     """
+    two_slot, _, high_bits = two_valued
     n_batch = nodes.shape[0]
     split_nodes = np.empty(n_batch, dtype=np.int64)
     split_features = np.empty(n_batch, dtype=np.int32)
@@ -640,6 +685,12 @@ def apply_splits(
             # must be partitioned too (-1 matches no feature in the partition).
             mark_goes_left(idx, sorted_val[f], start, end, node_bits[node], goes_left)
             split_features[n_split] = -1
+        elif high_bits.shape[1] > 0 and two_slot[f] >= 0:
+            # Its segment is stale: the rows come from the row feature, sides from the bits.
+            mark_two_valued_sides(
+                sorted_idx[row_feature], start, end, high_bits, two_slot[f], goes_left
+            )
+            split_features[n_split] = -1
         else:
             # The split feature is sorted with NaN last, so its first pos - start samples
             # are the left child, unless NaN goes left: then the NaN tail joins them, and
@@ -660,11 +711,12 @@ def apply_splits(
         split_features = split_features[:n_split]
         if parallel and work * sorted_idx.shape[0] >= PARALLEL_MIN_WORK:
             partition_parallel(split_nodes, node_start, node_end, split_features, goes_left,
-                               sorted_idx, sorted_val, sorted_code, max_segment,
+                               sorted_idx, sorted_val, sorted_code, upkeep, max_segment,
                                n_chunks)  # fmt: skip
         else:
             partition_serial(split_nodes, node_start, node_end, split_features, goes_left,
-                             sorted_idx, sorted_val, sorted_code, max_segment)  # fmt: skip
+                             sorted_idx, sorted_val, sorted_code, upkeep,
+                             max_segment)  # fmt: skip
     return node_count
 
 
@@ -673,7 +725,7 @@ def build(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
     min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop, random_split, cat_slot, n_words, categorical_search,
+    n_chunks, mdl_stop, random_split, cat_slot, n_words, two_valued, categorical_search,
     absolute_error_search, multi_output_search,
 ):  # fmt: skip
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
@@ -717,6 +769,9 @@ def build(
         Position of each feature among the categorical ones, ``-1`` for numeric features.
     n_words : int
         uint64 words of a category bitset (see ``_categorical``).
+    two_valued : tuple of ndarray
+        ``slot, threshold, high_bits`` of ``_two_valued`` (``high_bits`` with no column: the
+        path is off). Features with a slot are searched there; at least one feature has none.
     categorical_search, absolute_error_search, multi_output_search : True or None
         Compile-time switches of the optional split searches (:func:`search_switches`).
 
@@ -739,12 +794,14 @@ def build(
     partition, where ``n_active`` counts the samples of nodes still being split.
     """
     n_samples = sorted_idx.shape[1]
+    row_feature, upkeep = segment_upkeep(two_valued)
     capacity = INITIAL_CAPACITY
     tree = new_nodes(capacity, n_stats)
     goes_left = new_side_flags(n_samples)
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
-    weight_root = init_root(tree, sorted_idx[0], code, contrib, sample_weight, y, is_regression,
-                            criterion, absolute_error_search, multi_output_search)  # fmt: skip
+    weight_root = init_root(tree, sorted_idx[row_feature], code, contrib, sample_weight, y,
+                            is_regression, criterion, absolute_error_search,
+                            multi_output_search)  # fmt: skip
     node_count = np.int64(1)
     frontier = new_frontier(capacity, n_stats)
     heap_size = np.int64(0)
@@ -759,8 +816,8 @@ def build(
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
             is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
             min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel, n_chunks, random_split, mdl_stop, cat_slot, node_bits, categorical_search,
-            absolute_error_search, multi_output_search,
+            parallel, n_chunks, random_split, mdl_stop, cat_slot, node_bits, two_valued,
+            row_feature, categorical_search, absolute_error_search, multi_output_search,
         )  # fmt: skip
         if best_first:
             frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
@@ -783,10 +840,30 @@ def build(
             child_weight, child_impurity, node_count, feature, threshold, left, right, missing_left,
             node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks, cat_slot,
-            node_bits,
+            node_bits, two_valued, row_feature, upkeep,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
     return finished_tree(tree, node_count), node_bits[:node_count].copy()
+
+
+@inline_kernel
+def segment_upkeep(two_valued):
+    """Return the feature read as the nodes' row sets, and what the partition does to each.
+
+    The row feature is the first one not searched by ``_two_valued`` (feature 0 without
+    them, which ``_absolute_error.rank_targets`` relies on); it is partitioned even where it
+    is constant, the two-valued features never (see ``_splitter.partition_feature``).
+    """
+    two_slot = two_valued[0]
+    upkeep = np.full(two_slot.shape[0], UPKEEP_UNLESS_CONSTANT, dtype=np.uint8)
+    row_feature = np.int64(0)
+    while two_slot[row_feature] >= 0:
+        row_feature += 1
+    upkeep[row_feature] = UPKEEP_ALWAYS
+    for f in range(two_slot.shape[0]):
+        if two_slot[f] >= 0:
+            upkeep[f] = UPKEEP_NEVER
+    return row_feature, upkeep
 
 
 @inline_kernel

@@ -19,6 +19,7 @@ from . import (
     _predict_categorical,
     _prune,
     _splitter,
+    _two_valued,
 )
 from ._absolute_error import MEDIAN_STAT
 from ._base import ClassifierRole, MultiOutputRole, RegressorRole, SklearnEstimator
@@ -27,6 +28,8 @@ from ._constraints import Interval, StrOptions
 from ._jit import (
     ABSOLUTE_ERROR,
     CRITERION_CODES,
+    ENTROPY,
+    GINI,
     PARALLEL_MIN_WORK,
     SQUARED_ERROR,
     TREE_LEAF,
@@ -268,9 +271,24 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 # NaN sorts last in each presorted feature (read before the build
                 # partitions the columns in place) instead of scanning X again.
                 self.features_with_missing_ = np.isnan(sorted_val[:, -1])
+                # 0/1 and other two-valued columns are searched from class counts where
+                # that gives the sweep's very splits: unweighted Gini or entropy, one
+                # output, every feature searched by the best splitter (_two_valued).
+                two_valued_applies = (
+                    unit_weight
+                    and criterion in (GINI, ENTROPY)
+                    and n_outputs == 1
+                    and self.splitter == "best"
+                    and int(self.max_features_) == n_features
+                    and not getattr(self, "mdl_stop", False)
+                )
+                two_valued = _two_valued.two_valued_layout(
+                    sorted_idx, sorted_val, (cat_slot < 0) if two_valued_applies else None
+                )
                 built, node_bits = _builder.build(
                     sorted_idx, sorted_val, _sorted_codes(sorted_idx, code, n_outputs),
-                    *build_args, self.splitter == "random", cat_slot, n_words, *switches,
+                    *build_args, self.splitter == "random", cat_slot, n_words, two_valued,
+                    *switches,
                 )  # fmt: skip
                 del sorted_idx, sorted_val
         (

@@ -41,6 +41,11 @@ from ._jit import (
 
 NO_SPLIT = -np.inf
 
+# What the partition does to a feature's segments (``partition_feature``'s ``upkeep``).
+UPKEEP_UNLESS_CONSTANT = 0
+UPKEEP_ALWAYS = 1
+UPKEEP_NEVER = 2
+
 
 @inline_kernel
 def new_side_flags(n_samples):
@@ -737,7 +742,8 @@ def best_splits_parallel(
 
 @kernel
 def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                      sorted_val, sorted_code, scratch_idx, scratch_val, scratch_code):  # fmt: skip
+                      sorted_val, sorted_code, upkeep, scratch_idx, scratch_val,
+                      scratch_code):  # fmt: skip
     """Stable partition of feature ``f``'s segments of the split nodes into left | right.
 
     Notes
@@ -753,9 +759,14 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     ids of both children (stale, never read) but values from the same constant range, so the
     test still holds for the child and the feature stays skipped below it. On data with many
     sparse 0/1 columns (covtype's 44) most columns are constant in most nodes after a few
-    levels, and the partition was half of the fit. Feature 0 is always partitioned: its
-    segments are the nodes' row sets (``_absolute_error.rank_targets`` reads them).
+    levels, and the partition was half of the fit. ``upkeep[f]`` says what feature ``f``
+    gets: ``UPKEEP_UNLESS_CONSTANT`` the above; ``UPKEEP_ALWAYS`` a partition even where it is
+    constant, for the feature whose segments are read as the nodes' row sets
+    (``_absolute_error.rank_targets``, ``_two_valued``); ``UPKEEP_NEVER`` nothing, for the
+    features ``_two_valued`` searches without their segments.
     """
+    if upkeep[f] == UPKEEP_NEVER:
+        return
     idx = sorted_idx[f]
     val = sorted_val[f]
     codes = sorted_code[f]
@@ -765,7 +776,7 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             continue
         start = node_start[node]
         end = node_end[node]
-        if f > 0 and val[end - 1] <= val[start] + FEATURE_THRESHOLD:
+        if upkeep[f] != UPKEEP_ALWAYS and val[end - 1] <= val[start] + FEATURE_THRESHOLD:
             continue
         write = start
         n_right = 0
@@ -793,20 +804,20 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
 
 @kernel
 def partition_serial(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                     sorted_val, sorted_code, max_segment):  # fmt: skip
+                     sorted_val, sorted_code, upkeep, max_segment):  # fmt: skip
     """Partition every feature's segments of the split nodes, one feature after the other."""
     scratch_idx = np.empty(max_segment, dtype=np.int32)
     scratch_val = np.empty(max_segment, dtype=np.float32)
     scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
     for f in range(sorted_idx.shape[0]):
         partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                          sorted_val, sorted_code, scratch_idx, scratch_val,
+                          sorted_val, sorted_code, upkeep, scratch_idx, scratch_val,
                           scratch_code)  # fmt: skip
 
 
 @parallel_kernel
 def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                       sorted_val, sorted_code, max_segment, n_chunks):  # fmt: skip
+                       sorted_val, sorted_code, upkeep, max_segment, n_chunks):  # fmt: skip
     """Partition like :func:`partition_serial`, features dealt to ``n_chunks`` chunks.
 
     Notes
@@ -823,8 +834,8 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, so
         scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
         for f in range(chunk, n_features, n_chunks):
             partition_feature(f, nodes, node_start, node_end, split_feature, goes_left,
-                              sorted_idx, sorted_val, sorted_code, scratch_idx, scratch_val,
-                              scratch_code)  # fmt: skip
+                              sorted_idx, sorted_val, sorted_code, upkeep, scratch_idx,
+                              scratch_val, scratch_code)  # fmt: skip
 
 
 RADIX_BITS = 11

@@ -1,0 +1,245 @@
+"""Two-valued features (0/1 indicators, one-hot blocks) searched from class counts, not sweeps.
+
+A feature whose non-missing values over the whole training set are exactly two, ``low`` and
+``high`` with ``high > low + FEATURE_THRESHOLD``, and which has no NaN, has one candidate
+split in any node: all its ``low`` rows left, all its ``high`` rows right, at the threshold
+``low / 2 + high / 2``. Its presorted segment only ever says how many rows of each class
+take ``high``. The exact builder used to sweep and partition such a column like any other:
+on covtype, whose 44 indicator columns have 2 rows set among 44 per sample, they cost more
+than its 10 numeric columns.
+
+Here, per node, one pass over the node's rows adds each row's class to the counts of the
+features where it is ``high`` (a bit matrix ``high_bits``, one row per sample), so the cost
+is that of the set bits, not of the columns; their presorted segments are then neither
+swept nor partitioned (they go stale, and nothing reads them).
+
+Same splits as the sweep: the path is only taken for unweighted classification (Gini or
+entropy, one output, every feature a candidate, no subset or random splits), where every
+statistic is a row count, exact in float64, so the proxies are the same numbers computed by
+the same expressions (``_criterion.single_output_proxy`` mirrors the sweep's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._criterion import single_output_proxy
+from ._jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
+from ._splitter import NO_SPLIT, set_side_flag
+
+
+@kernel
+def find_two_valued(sorted_val, eligible, out_slot, out_threshold):
+    """Mark the features searched here; returns their number.
+
+    Parameters
+    ----------
+    sorted_val : ndarray of float32, shape (n_features, n_samples)
+        Presorted values (NaN last), before any partition.
+    eligible : ndarray of uint8, shape (n_features,)
+        Features that may take this path (not categorical).
+    out_slot : ndarray of int64, shape (n_features,)
+        Receives the feature's column in ``high_bits``, or -1.
+    out_threshold : ndarray of float64, shape (n_features,)
+        Receives ``low / 2 + high / 2`` (the sweep's threshold) of the marked features.
+    """
+    n_two = 0
+    n_samples = sorted_val.shape[1]
+    for f in range(sorted_val.shape[0]):
+        out_slot[f] = -1
+        val = sorted_val[f]
+        low = val[0]
+        high = val[n_samples - 1]
+        # NaN sorts last, so a NaN makes high NaN and the comparison below false.
+        if not eligible[f] or not (high > low + FEATURE_THRESHOLD):
+            continue
+        two = True
+        for p in range(1, n_samples - 1):
+            if val[p] != low and val[p] != high:
+                two = False
+                break
+        if two:
+            out_slot[f] = n_two
+            out_threshold[f] = np.float64(low) / 2.0 + np.float64(high) / 2.0
+            n_two += 1
+    return n_two
+
+
+@kernel
+def fill_high_bits(sorted_idx, sorted_val, slot, high_bits):
+    """Set bit ``slot[f]`` of row ``i`` of ``high_bits`` where sample ``i`` is high in ``f``."""
+    n_samples = sorted_val.shape[1]
+    for f in range(sorted_val.shape[0]):
+        j = slot[f]
+        if j < 0:
+            continue
+        high = sorted_val[f, n_samples - 1]
+        byte = j >> 3
+        bit = np.uint8(1) << np.uint8(j & 7)
+        for p in range(n_samples - 1, -1, -1):
+            if sorted_val[f, p] != high:
+                break
+            high_bits[sorted_idx[f, p], byte] |= bit
+
+
+@inline_kernel
+def count_high_rows(rows, codes, start, end, high_bits, counts):
+    """Class counts of the rows taking ``high``, per two-valued feature: ``counts[j, class]``.
+
+    ``rows[start:end]`` are the node's sample ids and ``codes[start:end]`` their classes
+    (one maintained feature's sorted segment, read in order). Only set bits cost work.
+    """
+    counts[:, :] = 0.0
+    n_bytes = high_bits.shape[1]
+    for p in range(start, end):
+        i = rows[p]
+        c = codes[p]
+        for b in range(n_bytes):
+            byte = high_bits[i, b]
+            j = b << 3
+            while byte != 0:
+                if byte & 1:
+                    counts[j, c] += 1.0
+                byte >>= 1
+                j += 1
+
+
+@inline_kernel
+def two_valued_splits_of_node(
+    s, node, slot, threshold, rows, codes, node_start, node_end, node_stats, node_weight,
+    high_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf, counts, left,
+    out_proxy, out_pos, out_threshold, out_missing,
+):  # fmt: skip
+    """Score the two-valued features of one node: row ``s`` of the outputs, their columns only.
+
+    The candidate and its feasibility are the sweep's (``_splitter.best_split_in_segment``)
+    for a segment whose ``low`` rows come first: left ``[start, start + n_low)``, right the
+    ``n_high`` rows; a side under ``min_samples_leaf`` rows or ``min_weight_leaf`` (unit
+    weights: the same count) leaves no split, and so does a feature constant in the node.
+    """
+    start = node_start[node]
+    end = node_end[node]
+    total = node_stats[node]
+    weight = node_weight[node]
+    count_high_rows(rows, codes, start, end, high_bits, counts)
+    for f in range(slot.shape[0]):
+        j = slot[f]
+        if j < 0:
+            continue
+        n_high = 0.0
+        for c in range(n_sweep):
+            n_high += counts[j, c]
+            left[c] = total[c] - counts[j, c]
+        n_low = weight - n_high
+        proxy = NO_SPLIT
+        if (
+            n_high > 0.0
+            and n_low > 0.0
+            and min(n_low, n_high) >= min_samples_leaf
+            and min(n_low, n_high) >= min_weight_leaf
+        ):
+            proxy = single_output_proxy(criterion, left, total, n_sweep, n_low, weight - n_low)
+        out_proxy[s, f] = proxy
+        out_pos[s, f] = start + np.int64(n_low) if proxy > NO_SPLIT else end
+        out_threshold[s, f] = threshold[f] if proxy > NO_SPLIT else 0.0
+        out_missing[s, f] = -1
+
+
+@kernel
+def two_valued_splits_serial(
+    nodes, slot, threshold, rows, codes, node_start, node_end, node_stats, node_weight,
+    high_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos,
+    out_threshold, out_missing,
+):  # fmt: skip
+    """Score the two-valued features of every node of a batch (see the module docstring)."""
+    counts = np.empty((8 * high_bits.shape[1], n_sweep), dtype=np.float64)
+    left = np.empty(n_sweep, dtype=np.float64)
+    for s in range(nodes.shape[0]):
+        two_valued_splits_of_node(
+            s, nodes[s], slot, threshold, rows, codes, node_start, node_end, node_stats,
+            node_weight, high_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
+            counts, left, out_proxy, out_pos, out_threshold, out_missing,
+        )  # fmt: skip
+
+
+@parallel_kernel
+def two_valued_splits_parallel(
+    nodes, slot, threshold, rows, codes, node_start, node_end, node_stats, node_weight,
+    high_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos,
+    out_threshold, out_missing, n_chunks,
+):  # fmt: skip
+    """Do what :func:`two_valued_splits_serial` does, nodes dealt to ``n_chunks`` chunks.
+
+    Each node writes only its own row of the outputs; nodes are dealt in turn (chunk ``t``
+    takes nodes ``t, t + n_chunks, ...``) since a level's nodes come in all sizes.
+    """
+    for chunk in prange(n_chunks):
+        counts = np.empty((8 * high_bits.shape[1], n_sweep), dtype=np.float64)
+        left = np.empty(n_sweep, dtype=np.float64)
+        for s in range(chunk, nodes.shape[0], n_chunks):
+            two_valued_splits_of_node(
+                s, nodes[s], slot, threshold, rows, codes, node_start, node_end, node_stats,
+                node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
+                min_weight_leaf, counts, left, out_proxy, out_pos, out_threshold, out_missing,
+            )  # fmt: skip
+
+
+@kernel
+def high_side_counts(rows, codes, start, end, high_bits, j, out_high):
+    """Class counts of the rows ``rows[start:end]`` high in slot ``j``; returns their number."""
+    out_high[:] = 0.0
+    byte = j >> 3
+    bit = np.uint8(1) << np.uint8(j & 7)
+    n_high = 0
+    for p in range(start, end):
+        if high_bits[rows[p], byte] & bit:
+            out_high[codes[p]] += 1.0
+            n_high += 1
+    return np.float64(n_high)
+
+
+@kernel
+def mark_two_valued_sides(rows, start, end, high_bits, j, goes_left):
+    """Set the side flags of a node's rows split on slot ``j``: ``low`` rows go left."""
+    byte = j >> 3
+    bit = np.uint8(1) << np.uint8(j & 7)
+    for p in range(start, end):
+        i = rows[p]
+        set_side_flag(goes_left, i, (high_bits[i, byte] & bit) == 0)
+
+
+def two_valued_layout(
+    sorted_idx: np.ndarray, sorted_val: np.ndarray, eligible: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the builder's ``two_valued`` argument: ``slot, threshold, high_bits``.
+
+    Parameters
+    ----------
+    sorted_idx, sorted_val : ndarray
+        Presorted columns (``_splitter.presort_*``), before the build.
+    eligible : ndarray of uint8, shape (n_features,), or None
+        Features that may be searched here; ``None`` turns the path off (a fit it does not
+        apply to, see the module docstring).
+
+    Notes
+    -----
+    At least one feature keeps its sweep, since the builder reads a maintained feature's
+    segments as the nodes' rows: when every feature is two-valued, feature 0 is swept.
+    """
+    n_features = sorted_val.shape[0]
+    slot = np.full(n_features, -1, dtype=np.int64)
+    threshold = np.zeros(n_features, dtype=np.float64)
+    if eligible is None or n_features == 0:
+        return slot, threshold, np.zeros((0, 0), dtype=np.uint8)
+    eligible = np.ascontiguousarray(eligible, dtype=np.uint8)
+    n_two = find_two_valued(sorted_val, eligible, slot, threshold)
+    if n_two == n_features:
+        eligible = eligible.copy()
+        eligible[0] = 0
+        n_two = find_two_valued(sorted_val, eligible, slot, threshold)
+    if n_two == 0:
+        return slot, threshold, np.zeros((0, 0), dtype=np.uint8)
+    high_bits = np.zeros((sorted_idx.shape[1], (n_two + 7) >> 3), dtype=np.uint8)
+    fill_high_bits(sorted_idx, sorted_val, slot, high_bits)
+    return slot, threshold, high_bits

@@ -1,0 +1,151 @@
+"""Two-valued features searched from class counts (``dtjit._two_valued``).
+
+The layout against a plain Python reading of the columns, and fitted trees against the slow
+reference builder of ``tests/_reference.py``: the path must give the sweep's very splits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _reference import assert_tree_equal, reference_apply, reference_build
+
+import dtjit
+from dtjit import _splitter, _two_valued
+from dtjit._jit import FEATURE_THRESHOLD
+
+
+def mixed_columns(n, seed, with_nan=False):
+    """Indicator, one-hot, two-valued, near-tied and numeric columns (one with NaN); a label.
+
+    The reference builder takes no NaN: without ``with_nan`` that column is numeric.
+    """
+    rng = np.random.default_rng(seed)
+    one_hot = np.eye(5, dtype=np.float32)[rng.choice(5, n, p=[0.5, 0.3, 0.1, 0.07, 0.03])]
+    X = np.column_stack(
+        [
+            rng.normal(size=n),  # numeric
+            rng.random(n) < 0.04,  # sparse indicator
+            rng.random(n) < 0.9,  # dense indicator
+            np.where(rng.random(n) < 0.5, -3.5, 7.25),  # two values, not 0/1
+            one_hot,
+            np.where(rng.random(n) < 0.5, 1.0, 1.0 + 5e-8),  # two values closer than 1e-7
+            np.where(rng.random(n) < 0.3, np.nan if with_nan else 0.5, 2.0),  # one value, NaN
+            np.ones(n),  # constant
+            rng.integers(0, 3, n),  # three values
+        ]
+    ).astype(np.float32)
+    y = (
+        (X[:, 1] > 0).astype(int)
+        + (X[:, 3] > 0)
+        + 2 * X[:, 5]
+        + (X[:, 0] > 0.5)
+        + (rng.random(n) < 0.25)
+    ).astype(np.int64)
+    return X, y
+
+
+def reference_layout(X):
+    """Slot, threshold and set bits of each column, from its distinct values."""
+    slot = np.full(X.shape[1], -1)
+    threshold = np.zeros(X.shape[1])
+    high_rows = {}
+    n_two = 0
+    for f in range(X.shape[1]):
+        column = X[:, f]
+        values = np.unique(column)
+        if np.isnan(column).any() or len(values) != 2:
+            continue
+        low, high = values
+        if not high > np.float32(low + FEATURE_THRESHOLD):
+            continue
+        slot[f] = n_two
+        threshold[f] = np.float64(low) / 2 + np.float64(high) / 2
+        high_rows[n_two] = set(np.flatnonzero(column == high))
+        n_two += 1
+    return slot, threshold, high_rows
+
+
+def layout_of(X, eligible):
+    sorted_idx, sorted_val = _splitter.presort_serial(np.ascontiguousarray(X))
+    return _two_valued.two_valued_layout(sorted_idx, sorted_val, eligible)
+
+
+def test_layout_matches_reference():
+    X, _ = mixed_columns(2000, 0, with_nan=True)
+    slot, threshold, high_bits = layout_of(X, np.ones(X.shape[1], dtype=np.uint8))
+    ref_slot, ref_threshold, ref_high_rows = reference_layout(X)
+    np.testing.assert_array_equal(slot, ref_slot)
+    np.testing.assert_array_equal(threshold[slot >= 0], ref_threshold[ref_slot >= 0])
+    # Indicators, the (-3.5, 7.25) column and the one-hot block; not the near-tied pair,
+    # the NaN column, the constant or the three-valued column.
+    assert list(np.flatnonzero(slot >= 0)) == [1, 2, 3, 4, 5, 6, 7, 8]
+    bits = np.unpackbits(high_bits, axis=1, bitorder="little")
+    for j, rows in ref_high_rows.items():
+        assert set(np.flatnonzero(bits[:, j])) == rows
+
+
+def test_layout_respects_eligibility_and_keeps_one_feature_swept():
+    X, _ = mixed_columns(500, 1)
+    eligible = np.ones(X.shape[1], dtype=np.uint8)
+    eligible[1] = 0  # as a categorical column would be
+    assert layout_of(X, eligible)[0][1] == -1
+    slot, _, high_bits = layout_of(X, None)
+    assert (slot == -1).all() and high_bits.shape == (0, 0)
+    # Every column two-valued: feature 0 stays swept (its segments are the nodes' rows).
+    indicators = X[:, 1:3]
+    slot, _, _ = layout_of(indicators, np.ones(2, dtype=np.uint8))
+    assert list(slot) == [-1, 0]
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"min_samples_leaf": 7},
+        {"min_weight_fraction_leaf": 0.01, "max_depth": 6},
+        {"max_leaf_nodes": 40},
+    ],
+)
+def test_trees_match_reference(criterion, params):
+    X, y = mixed_columns(3000, 2)
+    est = dtjit.DecisionTreeClassifier(criterion=criterion, **params).fit(X, y)
+    msl = params.get("min_samples_leaf", 1)
+    ref = reference_build(
+        X,
+        np.searchsorted(est.classes_, y),
+        is_classifier=True,
+        n_classes=len(est.classes_),
+        criterion=criterion,
+        max_depth=params.get("max_depth"),
+        min_samples_split=max(2, 2 * msl),
+        min_samples_leaf=msl,
+        min_weight_leaf=params.get("min_weight_fraction_leaf", 0.0) * len(y),
+        max_leaf_nodes=params.get("max_leaf_nodes"),
+    )
+    assert_tree_equal(est.tree_, ref, rtol=1e-12)
+    np.testing.assert_array_equal(est.apply(X), reference_apply(ref, X))
+    # The two-valued columns were split on, so the path was exercised.
+    assert np.isin(est.tree_.feature, [1, 3, 5]).any()
+
+
+def test_all_columns_two_valued_match_reference():
+    rng = np.random.default_rng(4)
+    X = (rng.random((1500, 6)) < [0.5, 0.1, 0.3, 0.7, 0.05, 0.5]).astype(np.float32)
+    y = (X[:, 1] + X[:, 2] * X[:, 3] + (rng.random(1500) < 0.2)).astype(np.int64)
+    est = dtjit.DecisionTreeClassifier().fit(X, y)
+    ref = reference_build(X, y, is_classifier=True, n_classes=len(est.classes_))
+    assert list(est.classes_) == list(range(len(est.classes_)))
+    assert_tree_equal(est.tree_, ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [None, 60])
+def test_serial_and_parallel_builds_are_bit_identical(max_leaf_nodes):
+    """Large enough for the parallel count pass; the trees must not move."""
+    X, y = mixed_columns(40_000, 3)
+    kw = {"max_leaf_nodes": max_leaf_nodes}
+    serial = dtjit.DecisionTreeClassifier(n_jobs=1, **kw).fit(X, y)
+    parallel = dtjit.DecisionTreeClassifier(n_jobs=2, **kw).fit(X, y)
+    for name, a in serial.tree_.to_arrays().items():
+        np.testing.assert_array_equal(a, getattr(parallel.tree_, name), err_msg=name)

@@ -257,9 +257,10 @@ def _code(X, max_bins, sorted_val, n_threads, check_all):
 
 
 def _presort_values(X, n_threads):
+    sort_all = np.zeros(X.shape[1], dtype=np.uint8)
     if n_threads > 1 and X.size >= PARALLEL_MIN_WORK:
-        return presort_parallel(X, n_threads)[1]
-    return presort_serial(X)[1]
+        return presort_parallel(X, n_threads, sort_all)[1]
+    return presort_serial(X, sort_all)[1]
 
 
 def bin_features(X: np.ndarray, max_bins: int, n_threads: int) -> BinnedData:

@@ -264,16 +264,10 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 del binned
             else:
                 _check_sorted_code_range(n_sweep, n_outputs, self.splitter)
-                if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:
-                    sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads)
-                else:
-                    sorted_idx, sorted_val = _splitter.presort_serial(X)
-                # NaN sorts last in each presorted feature (read before the build
-                # partitions the columns in place) instead of scanning X again.
-                self.features_with_missing_ = np.isnan(sorted_val[:, -1])
                 # 0/1 and other two-valued columns are searched from class counts where
                 # that gives the sweep's very splits: unweighted Gini or entropy, one
-                # output, every feature searched by the best splitter (_two_valued).
+                # output, every feature searched by the best splitter (_two_valued). They
+                # need no presort.
                 two_valued_applies = (
                     unit_weight
                     and criterion in (GINI, ENTROPY)
@@ -283,10 +277,19 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     and not getattr(self, "mdl_stop", False)
                 )
                 two_valued = _two_valued.two_valued_layout(
-                    sorted_idx, sorted_val, (cat_slot < 0) if two_valued_applies else None
+                    X, (cat_slot < 0) if two_valued_applies else None
                 )
+                unsorted = (two_valued[0] >= 0).astype(np.uint8)
+                if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:
+                    sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads, unsorted)
+                else:
+                    sorted_idx, sorted_val = _splitter.presort_serial(X, unsorted)
+                # NaN sorts last in each presorted feature (read before the build
+                # partitions the columns in place) instead of scanning X again; the
+                # two-valued columns have none.
+                self.features_with_missing_ = np.isnan(sorted_val[:, -1]) & (unsorted == 0)
                 built, node_bits = _builder.build(
-                    sorted_idx, sorted_val, _sorted_codes(sorted_idx, code, n_outputs),
+                    sorted_idx, sorted_val, _sorted_codes(sorted_idx, code, n_outputs, unsorted),
                     *build_args, self.splitter == "random", cat_slot, n_words, two_valued,
                     *switches,
                 )  # fmt: skip
@@ -683,7 +686,9 @@ def _regression_sweep(
     return code, contrib, np.ascontiguousarray(y).ravel(), 3 * n_outputs, n_outputs
 
 
-def _sorted_codes(sorted_idx: np.ndarray, code: np.ndarray, n_outputs: int) -> np.ndarray:
+def _sorted_codes(
+    sorted_idx: np.ndarray, code: np.ndarray, n_outputs: int, unsorted: np.ndarray
+) -> np.ndarray:
     """Return the exact builder's ``sorted_code`` (``_splitter``) as uint16.
 
     Two bytes per (feature, sample) instead of four take half the size of X off the peak
@@ -691,12 +696,12 @@ def _sorted_codes(sorted_idx: np.ndarray, code: np.ndarray, n_outputs: int) -> n
     (uint8 would save a quarter more, but more than 256 classes would then need a second
     variant, tens of seconds of compilation). Several outputs do not read it (their sweep
     gathers per-row codes), so it is only zeros to partition. ``_check_sorted_code_range``
-    has checked that the codes fit.
+    has checked that the codes fit. The rows of ``unsorted`` features are left uninitialised.
     """
     if n_outputs > 1:
         return np.zeros(sorted_idx.shape, dtype=np.uint16)
     out = np.empty(sorted_idx.shape, dtype=np.uint16)
-    _splitter.sorted_codes(sorted_idx, code, out)
+    _splitter.sorted_codes(sorted_idx, code, unsorted, out)
     return out
 
 

@@ -30,57 +30,81 @@ from ._splitter import NO_SPLIT, set_side_flag
 
 
 @kernel
-def find_two_valued(sorted_val, eligible, out_slot, out_threshold):
+def find_two_valued(X, eligible, out_slot, out_threshold, out_high):
     """Mark the features searched here; returns their number.
 
     Parameters
     ----------
-    sorted_val : ndarray of float32, shape (n_features, n_samples)
-        Presorted values (NaN last), before any partition.
+    X : ndarray of float32, shape (n_samples, n_features), C order
+        Training data.
     eligible : ndarray of uint8, shape (n_features,)
         Features that may take this path (not categorical).
     out_slot : ndarray of int64, shape (n_features,)
         Receives the feature's column in ``high_bits``, or -1.
     out_threshold : ndarray of float64, shape (n_features,)
         Receives ``low / 2 + high / 2`` (the sweep's threshold) of the marked features.
+    out_high : ndarray of float32, shape (n_features,)
+        Receives ``high`` of the marked features.
+
+    Notes
+    -----
+    One pass over the rows in memory order, every column at once (a column at a time would
+    stride through X once per column); it stops as soon as every column has shown a third
+    value or a NaN, within a few rows on continuous data.
     """
+    n_samples, n_features = X.shape
+    low = np.empty(n_features, dtype=np.float32)
+    high = np.empty(n_features, dtype=np.float32)
+    # 0: one value seen so far, 1: two values, 2: neither (a third value, NaN, not eligible)
+    state = np.full(n_features, 2, dtype=np.uint8)
+    live = 0
+    if n_samples > 0:
+        for f in range(n_features):
+            x = X[0, f]
+            if eligible[f] and x == x:
+                low[f] = x
+                high[f] = x
+                state[f] = 0
+                live += 1
+    for i in range(1, n_samples):
+        if live == 0:
+            break
+        for f in range(n_features):
+            if state[f] == 2:
+                continue
+            x = X[i, f]
+            if x == low[f] or x == high[f]:
+                continue
+            if state[f] == 0 and x == x:
+                if x < low[f]:
+                    low[f] = x
+                else:
+                    high[f] = x
+                state[f] = 1
+            else:
+                state[f] = 2
+                live -= 1
     n_two = 0
-    n_samples = sorted_val.shape[1]
-    for f in range(sorted_val.shape[0]):
+    for f in range(n_features):
         out_slot[f] = -1
-        val = sorted_val[f]
-        low = val[0]
-        high = val[n_samples - 1]
-        # NaN sorts last, so a NaN makes high NaN and the comparison below false.
-        if not eligible[f] or not (high > low + FEATURE_THRESHOLD):
-            continue
-        two = True
-        for p in range(1, n_samples - 1):
-            if val[p] != low and val[p] != high:
-                two = False
-                break
-        if two:
+        # Two values a tie apart are one group for the sweep: no candidate, not marked.
+        if state[f] == 1 and high[f] > low[f] + FEATURE_THRESHOLD:
             out_slot[f] = n_two
-            out_threshold[f] = np.float64(low) / 2.0 + np.float64(high) / 2.0
+            out_threshold[f] = np.float64(low[f]) / 2.0 + np.float64(high[f]) / 2.0
+            out_high[f] = high[f]
             n_two += 1
     return n_two
 
 
 @kernel
-def fill_high_bits(sorted_idx, sorted_val, slot, high_bits):
-    """Set bit ``slot[f]`` of row ``i`` of ``high_bits`` where sample ``i`` is high in ``f``."""
-    n_samples = sorted_val.shape[1]
-    for f in range(sorted_val.shape[0]):
-        j = slot[f]
-        if j < 0:
-            continue
-        high = sorted_val[f, n_samples - 1]
-        byte = j >> 3
-        bit = np.uint8(1) << np.uint8(j & 7)
-        for p in range(n_samples - 1, -1, -1):
-            if sorted_val[f, p] != high:
-                break
-            high_bits[sorted_idx[f, p], byte] |= bit
+def fill_high_bits(X, slot, high, high_bits):
+    """Set bit ``slot[f]`` of row ``i`` of ``high_bits`` where ``X[i, f] == high[f]``."""
+    n_samples, n_features = X.shape
+    for i in range(n_samples):
+        for f in range(n_features):
+            j = slot[f]
+            if j >= 0 and X[i, f] == high[f]:
+                high_bits[i, j >> 3] |= np.uint8(1) << np.uint8(j & 7)
 
 
 @inline_kernel
@@ -210,14 +234,14 @@ def mark_two_valued_sides(rows, start, end, high_bits, j, goes_left):
 
 
 def two_valued_layout(
-    sorted_idx: np.ndarray, sorted_val: np.ndarray, eligible: np.ndarray | None
+    X: np.ndarray, eligible: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return the builder's ``two_valued`` argument: ``slot, threshold, high_bits``.
 
     Parameters
     ----------
-    sorted_idx, sorted_val : ndarray
-        Presorted columns (``_splitter.presort_*``), before the build.
+    X : ndarray of float32, shape (n_samples, n_features), C order
+        Training data.
     eligible : ndarray of uint8, shape (n_features,), or None
         Features that may be searched here; ``None`` turns the path off (a fit it does not
         apply to, see the module docstring).
@@ -225,21 +249,23 @@ def two_valued_layout(
     Notes
     -----
     At least one feature keeps its sweep, since the builder reads a maintained feature's
-    segments as the nodes' rows: when every feature is two-valued, feature 0 is swept.
+    segments as the nodes' rows: when every feature is two-valued, feature 0 is swept. The
+    others need no presort (``slot >= 0`` is the presort's ``skip``).
     """
-    n_features = sorted_val.shape[0]
+    n_features = X.shape[1]
     slot = np.full(n_features, -1, dtype=np.int64)
     threshold = np.zeros(n_features, dtype=np.float64)
     if eligible is None or n_features == 0:
         return slot, threshold, np.zeros((0, 0), dtype=np.uint8)
     eligible = np.ascontiguousarray(eligible, dtype=np.uint8)
-    n_two = find_two_valued(sorted_val, eligible, slot, threshold)
+    high = np.zeros(n_features, dtype=np.float32)
+    n_two = find_two_valued(X, eligible, slot, threshold, high)
     if n_two == n_features:
         eligible = eligible.copy()
         eligible[0] = 0
-        n_two = find_two_valued(sorted_val, eligible, slot, threshold)
+        n_two = find_two_valued(X, eligible, slot, threshold, high)
     if n_two == 0:
         return slot, threshold, np.zeros((0, 0), dtype=np.uint8)
-    high_bits = np.zeros((sorted_idx.shape[1], (n_two + 7) >> 3), dtype=np.uint8)
-    fill_high_bits(sorted_idx, sorted_val, slot, high_bits)
+    high_bits = np.zeros((X.shape[0], (n_two + 7) >> 3), dtype=np.uint8)
+    fill_high_bits(X, slot, high, high_bits)
     return slot, threshold, high_bits

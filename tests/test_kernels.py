@@ -275,11 +275,13 @@ def test_wide_layout_is_chosen_when_the_compact_one_cannot_hold_the_tree():
     assert _predict.pack_nodes(*args, 2**19).nodes.dtype == _predict.COMPACT_NODE_DTYPE
 
 
+@pytest.mark.parametrize("skipped", [[], [1, 4]])
 @pytest.mark.parametrize("kernel", ["serial", "parallel"])
-def test_radix_presort_equals_stable_argsort(kernel):
+def test_radix_presort_equals_stable_argsort(kernel, skipped):
     """The LSD radix presort is numpy's stable argsort: ties keep sample order.
 
-    Tie-heavy columns, signed zeros, infinities, denormals and float32 extremes.
+    Tie-heavy columns, signed zeros, infinities, denormals and float32 extremes. Skipped
+    columns (two-valued ones, in a fit) are not sorted, and the others are unaffected.
     """
     rng = np.random.default_rng(5)
     n = 20_000
@@ -289,11 +291,12 @@ def test_radix_presort_equals_stable_argsort(kernel):
     X[:, 2] = rng.choice(np.array([-0.0, 0.0, 1e-45, -1e-45, 3.4e38, -3.4e38], np.float32), n)
     X[:, 3] = rng.choice(np.array([np.inf, -np.inf, 1.0, -1.0], np.float32), n)
     X[:, 4] = 7.0  # constant
+    skip = np.isin(np.arange(5), skipped).astype(np.uint8)
     if kernel == "serial":
-        idx, val = _splitter.presort_serial(X)
+        idx, val = _splitter.presort_serial(X, skip)
     else:
-        idx, val = _splitter.presort_parallel(X, 2)
-    for f in range(X.shape[1]):
+        idx, val = _splitter.presort_parallel(X, 2, skip)
+    for f in np.flatnonzero(skip == 0):
         expected = np.argsort(X[:, f], kind="stable")
         np.testing.assert_array_equal(idx[f], expected, err_msg=f"feature {f}")
         np.testing.assert_array_equal(val[f], X[expected, f])
@@ -303,6 +306,7 @@ def test_sorted_codes_follow_the_sorted_ids():
     rng = np.random.default_rng(2)
     idx = np.stack([rng.permutation(100) for _ in range(3)]).astype(np.int32)
     code = rng.integers(0, 4, size=100).astype(np.int32)
-    out = np.empty(idx.shape, dtype=np.uint16)
-    _splitter.sorted_codes(idx, code, out)
-    np.testing.assert_array_equal(out, code[idx])
+    out = np.full(idx.shape, 9, dtype=np.uint16)
+    _splitter.sorted_codes(idx, code, np.array([0, 1, 0], np.uint8), out)
+    np.testing.assert_array_equal(out[[0, 2]], code[idx[[0, 2]]])
+    assert (out[1] == 9).all()  # a skipped feature's row is left as it was

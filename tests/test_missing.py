@@ -46,7 +46,9 @@ def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_le
     from the other end (``_splitter.skip_long_first_group``).
     """
     is_classifier = criterion != "squared_error"
-    sorted_idx, sorted_val = _splitter.presort_serial(np.ascontiguousarray(x[:, None]))
+    sorted_idx, sorted_val = _splitter.presort_serial(
+        np.ascontiguousarray(x[:, None]), np.zeros(1, np.uint8)
+    )
     code = y.astype(np.int32) if is_classifier else np.zeros(len(y), np.int32)
     contrib = w.copy() if is_classifier else w * y
     codes = code[sorted_idx[0]].astype(np.uint16)  # the builder's sorted_code of the feature

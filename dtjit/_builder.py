@@ -89,6 +89,7 @@ from ._splitter import (
     set_side_flag,
 )
 from ._two_valued import (
+    bits_in_row_order,
     high_side_counts,
     mark_two_valued_sides,
     two_valued_splits_parallel,
@@ -350,8 +351,9 @@ def evaluate_batch(
     feature is chosen by C4.5's rule (``_gain_ratio``); ``mdl_stop``: see :func:`accept_split`.
     A multi-output criterion code (``_jit.MULTI_OUTPUT``) searches with ``_multioutput``'s
     sweep, whose per-row arrays ``code``, ``contrib`` and ``y`` hold one entry per output.
-    ``two_valued`` is ``(slot, threshold, high_bits)`` of ``_two_valued`` (no slot set: none);
-    the features with a slot are searched there, from the rows of feature ``row_feature``.
+    ``two_valued`` is ``(slot, threshold, high_bits)`` of ``_two_valued`` (no slot set: none),
+    ``high_bits`` in the order of feature ``row_feature``'s positions; the features with a
+    slot are searched there, from the segments of ``row_feature``.
 
     Returns
     -------
@@ -478,17 +480,16 @@ def evaluate_batch(
             out_missing,
         )  # fmt: skip
     if has_two_valued:
-        rows = sorted_idx[row_feature]
         codes = sorted_code[row_feature]
         if parallel and work * high_bits.shape[1] * 8 >= PARALLEL_MIN_WORK:
             two_valued_splits_parallel(
-                search_nodes, two_slot, two_threshold, rows, codes, node_start, node_end,
+                search_nodes, two_slot, two_threshold, codes, node_start, node_end,
                 node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
                 min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, n_chunks,
             )  # fmt: skip
         else:
             two_valued_splits_serial(
-                search_nodes, two_slot, two_threshold, rows, codes, node_start, node_end,
+                search_nodes, two_slot, two_threshold, codes, node_start, node_end,
                 node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
                 min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing,
             )  # fmt: skip
@@ -551,8 +552,8 @@ def evaluate_batch(
             # rows taking high, the left child's are the rest (row counts, so exact).
             n_missing_left = 0
             weight_right = high_side_counts(
-                sorted_idx[row_feature], sorted_code[row_feature], start, end, high_bits,
-                two_slot[best_f], child_stats[k, 1],
+                sorted_code[row_feature], start, end, high_bits, two_slot[best_f],
+                child_stats[k, 1],
             )  # fmt: skip
             weight_left = node_weight[node] - weight_right
             for c in range(child_stats.shape[2]):
@@ -711,11 +712,11 @@ def apply_splits(
         split_features = split_features[:n_split]
         if parallel and work * sorted_idx.shape[0] >= PARALLEL_MIN_WORK:
             partition_parallel(split_nodes, node_start, node_end, split_features, goes_left,
-                               sorted_idx, sorted_val, sorted_code, upkeep, max_segment,
-                               n_chunks)  # fmt: skip
+                               sorted_idx, sorted_val, sorted_code, upkeep, high_bits,
+                               max_segment, n_chunks)  # fmt: skip
         else:
             partition_serial(split_nodes, node_start, node_end, split_features, goes_left,
-                             sorted_idx, sorted_val, sorted_code, upkeep,
+                             sorted_idx, sorted_val, sorted_code, upkeep, high_bits,
                              max_segment)  # fmt: skip
     return node_count
 
@@ -795,6 +796,7 @@ def build(
     """
     n_samples = sorted_idx.shape[1]
     row_feature, upkeep = segment_upkeep(two_valued)
+    two_valued = bits_in_row_order(two_valued, sorted_idx[row_feature])
     capacity = INITIAL_CAPACITY
     tree = new_nodes(capacity, n_stats)
     goes_left = new_side_flags(n_samples)

@@ -742,8 +742,8 @@ def best_splits_parallel(
 
 @kernel
 def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                      sorted_val, sorted_code, upkeep, scratch_idx, scratch_val,
-                      scratch_code):  # fmt: skip
+                      sorted_val, sorted_code, upkeep, row_bits, scratch_idx, scratch_val,
+                      scratch_code, scratch_bits):  # fmt: skip
     """Stable partition of feature ``f``'s segments of the split nodes into left | right.
 
     Notes
@@ -763,7 +763,8 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     gets: ``UPKEEP_UNLESS_CONSTANT`` the above; ``UPKEEP_ALWAYS`` a partition even where it is
     constant, for the feature whose segments are read as the nodes' row sets
     (``_absolute_error.rank_targets``, ``_two_valued``); ``UPKEEP_NEVER`` nothing, for the
-    features ``_two_valued`` searches without their segments.
+    features ``_two_valued`` searches without their segments. The rows of ``row_bits``
+    (no column: none) follow the ``UPKEEP_ALWAYS`` feature's positions and move with them.
     """
     if upkeep[f] == UPKEEP_NEVER:
         return
@@ -778,6 +779,8 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
         end = node_end[node]
         if upkeep[f] != UPKEEP_ALWAYS and val[end - 1] <= val[start] + FEATURE_THRESHOLD:
             continue
+        if upkeep[f] == UPKEEP_ALWAYS and row_bits.shape[1] > 0:
+            partition_rows(idx, start, end, goes_left, row_bits, scratch_bits)
         write = start
         n_right = 0
         for p in range(start, end):
@@ -802,22 +805,45 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             codes[write + r] = scratch_code[r]
 
 
+@inline_kernel
+def partition_rows(idx, start, end, goes_left, rows, scratch):
+    """Stable partition of the rows ``rows[start:end]`` by the side of the ids ``idx[start:end]``.
+
+    Run before ``idx`` itself is partitioned; the same compaction as
+    :func:`partition_feature`, a row of ``rows.shape[1]`` bytes at a time.
+    """
+    write = start
+    n_right = 0
+    for p in range(start, end):
+        go = side_flag(goes_left, idx[p])
+        for b in range(rows.shape[1]):
+            rows[write, b] = rows[p, b]
+            scratch[n_right, b] = rows[p, b]
+        write += go
+        n_right += 1 - go
+    for r in range(n_right):
+        for b in range(rows.shape[1]):
+            rows[write + r, b] = scratch[r, b]
+
+
 @kernel
 def partition_serial(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                     sorted_val, sorted_code, upkeep, max_segment):  # fmt: skip
+                     sorted_val, sorted_code, upkeep, row_bits, max_segment):  # fmt: skip
     """Partition every feature's segments of the split nodes, one feature after the other."""
     scratch_idx = np.empty(max_segment, dtype=np.int32)
     scratch_val = np.empty(max_segment, dtype=np.float32)
     scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
+    scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=np.uint8)
     for f in range(sorted_idx.shape[0]):
         partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                          sorted_val, sorted_code, upkeep, scratch_idx, scratch_val,
-                          scratch_code)  # fmt: skip
+                          sorted_val, sorted_code, upkeep, row_bits, scratch_idx, scratch_val,
+                          scratch_code, scratch_bits)  # fmt: skip
 
 
 @parallel_kernel
 def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                       sorted_val, sorted_code, upkeep, max_segment, n_chunks):  # fmt: skip
+                       sorted_val, sorted_code, upkeep, row_bits, max_segment,
+                       n_chunks):  # fmt: skip
     """Partition like :func:`partition_serial`, features dealt to ``n_chunks`` chunks.
 
     Notes
@@ -832,10 +858,12 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, so
         scratch_idx = np.empty(max_segment, dtype=np.int32)
         scratch_val = np.empty(max_segment, dtype=np.float32)
         scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
+        scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             partition_feature(f, nodes, node_start, node_end, split_feature, goes_left,
-                              sorted_idx, sorted_val, sorted_code, upkeep, scratch_idx,
-                              scratch_val, scratch_code)  # fmt: skip
+                              sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
+                              scratch_idx, scratch_val, scratch_code,
+                              scratch_bits)  # fmt: skip
 
 
 RADIX_BITS = 11

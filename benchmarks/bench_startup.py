@@ -168,6 +168,13 @@ def workload(
     iris_two = np.column_stack([iris_y, iris_y == 1])
     diabetes_two = np.column_stack([diabetes_y, diabetes_X[:, 2]])
 
+    # A 0/1 indicator column: the exact splitter's two-valued search (dtjit._two_valued).
+    iris_indicator = np.column_stack([iris_X, iris_X[:, 0] > 5.8])
+
+    def two_valued() -> None:
+        model = Classifier(random_state=SEED).fit(iris_indicator, iris_y)
+        model.predict(iris_indicator)
+
     def missing_values() -> None:
         for splitter in splitters:
             model = Classifier(splitter=splitter, random_state=SEED).fit(iris_nan, iris_y)
@@ -226,6 +233,7 @@ def workload(
          "apply, decision_path (serial and n_jobs=-1)", other_paths),
         ("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
          "(serial and n_jobs=-1)", regressor),
+        ("classifier: a 0/1 column (two-valued search), fit + predict", two_valued),
         ("classifier: NaN in X, fit + predict (each splitter)", missing_values),
         ("classifier: a categorical feature, fit + predict, apply, decision_path (best, hist)",
          categorical),

@@ -874,11 +874,11 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 35 s on a 2-core machine; later calls, and later Python
+    installing takes about 40 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
     own: its first use compiles for about 30 s more. Categorical features,
     ``criterion="absolute_error"`` and multi-output y are compiled on their first use
-    (about 30-70 s each), apart from the common fit.
+    (about 30-60 s each), apart from the common fit.
 
     Examples
     --------
@@ -1137,11 +1137,11 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 35 s on a 2-core machine; later calls, and later Python
+    installing takes about 40 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
     own: its first use compiles for about 30 s more. Categorical features,
     ``criterion="absolute_error"`` and multi-output y are compiled on their first use
-    (about 30-70 s each), apart from the common fit.
+    (about 30-60 s each), apart from the common fit.
 
     Examples
     --------

@@ -147,7 +147,7 @@ def count_sorted_codes(codes, start, end, extra_start, extra_end, out):
 
 
 # Below this many rows in a node, every sum of squared class counts is an integer under
-# 2**53 (n**2 < 2**52), so float64 holds it exactly (best_split_in_segment's count_squares).
+# 2**53 (n**2 < 2**52), so float64 holds it exactly (:func:`unit_gini_sweep`).
 EXACT_SQUARES_LIMIT = 2.0**26
 
 
@@ -197,17 +197,23 @@ def skip_long_first_group(
 
 @inline_kernel
 def unit_gini_sweep(
-    val, codes, start, p, end, total, weight, weight_left, min_left, min_right,
-    min_weight_leaf, left, sq_left, sq_right,
+    val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
+    min_weight_leaf, left,
 ):  # fmt: skip
-    """Sweep like :func:`best_split_in_segment`, for Gini on row counts (``count_squares``).
+    """Sweep like :func:`best_split_in_segment`, for Gini on row counts.
 
     ``left`` holds the class counts of the rows before position ``p`` (and of the NaN rows
-    when they go left), ``weight_left`` their number, ``sq_left`` / ``sq_right`` the sums of
-    squared class counts of both sides; returns ``proxy, pos, threshold`` as the caller does.
+    when they go left), ``weight_left`` their number; returns ``proxy, pos, threshold`` as
+    the caller does. The caller checks that the node has fewer than ``EXACT_SQUARES_LIMIT``
+    rows.
 
     Notes
     -----
+    The sums of squared class counts of both sides are kept up to date row by row, so a
+    candidate costs O(1) instead of O(n_sweep) (10 classes: most of the sweep). Counts and
+    their squares are integers, exact in float64 below 2**53, so the sums are the very
+    numbers the per-candidate loop of the general sweep gives: same proxies, same splits.
+
     Every boundary between distinct values is scored, with the same expression as the
     general sweep, so the same proxies: one flat loop whose only data-dependent branch is the
     rare "better than the best so far". The general sweep skips the cuts inside runs of one
@@ -217,6 +223,11 @@ def unit_gini_sweep(
     best_proxy = NO_SPLIT
     best_pos = end
     threshold = 0.0
+    sq_left = 0.0
+    sq_right = 0.0
+    for c in range(n_sweep):
+        sq_left += left[c] * left[c]
+        sq_right += (total[c] - left[c]) * (total[c] - left[c])
     for r in range(p, end):
         # Candidate: left = [start, r), right = [r, end), at every step between values.
         if r > start and val[r] > val[r - 1] + FEATURE_THRESHOLD:
@@ -350,20 +361,10 @@ def best_split_in_segment(
             val, codes, start, end, total, n_sweep, n_missing, missing_stats, with_missing_left,
             left, weight_left,
         )  # fmt: skip
-    # Gini on row counts: the sums of squared class counts of both sides are kept up to date
-    # row by row, so a candidate costs O(1) instead of O(n_sweep) (10 classes: most of the
-    # sweep). Counts and their squares are integers, exact in float64 below 2**53, so the
-    # sums are the very numbers the per-candidate loop gives: same proxies, same splits.
-    count_squares = unit_weight and criterion == GINI and weight < EXACT_SQUARES_LIMIT
-    sq_left = 0.0
-    sq_right = 0.0
-    if count_squares:
-        for c in range(n_sweep):
-            sq_left += left[c] * left[c]
-            sq_right += (total[c] - left[c]) * (total[c] - left[c])
+    if unit_weight and criterion == GINI and weight < EXACT_SQUARES_LIMIT:
         return unit_gini_sweep(
-            val, codes, start, p, end, total, weight, weight_left, min_left, min_right,
-            min_weight_leaf, left, sq_left, sq_right,
+            val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
+            min_right, min_weight_leaf, left,
         )  # fmt: skip
     while p < end:
         # The group of values tied with val[p] is [p, q): its class purity, and the left
@@ -403,14 +404,13 @@ def best_split_in_segment(
                             left[0], total[0] - left[0], weight_left, weight_right
                         )
                     elif criterion == GINI:
-                        if not count_squares:
-                            sq_left = 0.0
-                            sq_right = 0.0
-                            for c in range(n_sweep):
-                                count = left[c]
-                                sq_left += count * count
-                                count = total[c] - left[c]
-                                sq_right += count * count
+                        sq_left = 0.0
+                        sq_right = 0.0
+                        for c in range(n_sweep):
+                            count = left[c]
+                            sq_left += count * count
+                            count = total[c] - left[c]
+                            sq_right += count * count
                         proxy = children_proxy(
                             gini_from_squares(sq_left, weight_left),
                             gini_from_squares(sq_right, weight_right),
@@ -432,12 +432,7 @@ def best_split_in_segment(
                         threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
             prev_left_feasible = left_feasible
         for r in range(p, q):
-            c = codes[r]
-            if count_squares:
-                # (l + 1)^2 - l^2 = 2l + 1 on the left; (k - 1)^2 - k^2 = 1 - 2k on the right.
-                sq_left += 2.0 * left[c] + 1.0
-                sq_right += 1.0 - 2.0 * (total[c] - left[c])
-            left[c] += 1.0 if unit_weight else contrib[idx[r]]
+            left[codes[r]] += 1.0 if unit_weight else contrib[idx[r]]
         weight_left = next_weight_left
         prev_pure = pure
         prev_code = group_code

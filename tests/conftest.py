@@ -6,26 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _background import BackgroundLane
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 
 SHARED_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-_STARTED_LANES: list[BackgroundLane] = []
-
-
-def pytest_collection_finish(session):
-    """Start the lanes of the selected ``background_lane`` tests (``_background``)."""
-    for item in session.items:
-        marker = item.get_closest_marker("background_lane")
-        if marker is not None and marker.args[0] not in _STARTED_LANES:
-            marker.args[0].start()
-            _STARTED_LANES.append(marker.args[0])
-
-
-def pytest_sessionfinish(session):
-    for lane in _STARTED_LANES:
-        lane.stop()
 
 
 @pytest.fixture(scope="session")

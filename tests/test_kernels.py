@@ -5,8 +5,7 @@
   very same trees as the compiled code (this also exercises kernel code under coverage).
 - ``NUMBA_BOUNDSCHECK=1``: fits and predictions over many parameter combinations with
   bounds checking compiled in (fresh cache directory, so no unchecked code is reused); any
-  out-of-range index raises instead of reading garbage. It runs in the background from the
-  start of the session (``_background``).
+  out-of-range index raises instead of reading garbage.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import textwrap
 import numba
 import numpy as np
 import pytest
-from _background import BackgroundLane
 from numba.core.registry import CPUDispatcher
 
 import dtjit
@@ -147,18 +145,12 @@ def test_kernels_run_as_python_and_agree(tmp_path):
     _assert_same(lane, _run_here())
 
 
-# Compiling every kernel again with bounds checks takes minutes, and the lane shares nothing
-# with this process (its own cache directory, so no unchecked code is reused): it runs on the
-# second core from the end of collection on.
-BOUNDS_CHECKED_LANE = BackgroundLane(
-    LANE_SCRIPT, {"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": "{dir}/numba-cache"}
-)
-
-
 @pytest.mark.slow
-@pytest.mark.background_lane(BOUNDS_CHECKED_LANE)
-def test_bounds_checked_kernels():
-    _assert_same(BOUNDS_CHECKED_LANE.result(), _run_here())
+def test_bounds_checked_kernels(tmp_path):
+    lane = _run_lane(
+        {"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}, tmp_path
+    )
+    _assert_same(lane, _run_here())
 
 
 def test_one_signature_per_prediction_kernel_across_layouts():

@@ -24,7 +24,7 @@ demo: $(STAMP_RUN)
 
 # Two workers, one test file each at a time: most of a cold run is numba compiling kernels,
 # which is single-threaded, so a second worker uses the otherwise idle core (cold cache on
-# 2 cores: 4m18 instead of 8m41). Files stay whole (--dist loadfile) so module-scoped fixtures
+# 2 cores: 4m18, about half the serial run). Files stay whole (--dist loadfile) so module-scoped fixtures
 # and tests that look at in-process state see what they would in a serial run. Two workers
 # compiling the same kernel both write it: numba writes cache files by atomic rename, so the
 # worst a race does is drop an index entry, which costs a later process one more compile.

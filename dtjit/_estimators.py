@@ -153,7 +153,10 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 self.n_classes_ = np.array([len(c) for c in self.classes_], dtype=np.intp)
                 y_encoded = np.column_stack([codes for _, codes in encoded])
             y_encoded = y_encoded.astype(np.int32)
-        y_float = np.ascontiguousarray(y, dtype=np.float64) if not is_classifier else None
+        # C-contiguous and writable: numba types a read-only array as a type of its own, so a
+        # read-only y or sample_weight (pandas' to_numpy under copy-on-write, a read-only
+        # memmap) would compile a second copy of the builder, 10-60 s on a cold cache.
+        y_float = _kernel_vector(y) if not is_classifier else None
         if not is_classifier:
             _check_regression_criterion(self.criterion, self.splitter, y_float)
 
@@ -166,7 +169,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             sample_weight = np.ones(n_samples, dtype=np.float64)
             min_weight_leaf = self.min_weight_fraction_leaf * n_samples
         else:
-            sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+            sample_weight = _kernel_vector(sample_weight)
             total = sample_weight.sum()
             if not total > 0.0:
                 raise ValueError(
@@ -665,6 +668,11 @@ def _classification_sweep(
     slots = y_encoded + np.arange(n_outputs, dtype=np.int32) * np.int32(width)
     contrib = np.repeat(sample_weight, n_outputs)
     return np.ascontiguousarray(slots, dtype=np.int32).ravel(), contrib, n_outputs * width
+
+
+def _kernel_vector(a: np.ndarray) -> np.ndarray:
+    """Return ``a`` as a C-contiguous, writable float64 array (a copy only when needed)."""
+    return np.require(a, dtype=np.float64, requirements=("C", "W"))
 
 
 def _regression_sweep(

@@ -355,6 +355,12 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
                 est.decision_path(Xk)
                 if hasattr(est, "predict_proba"):
                     est.predict_proba(Xk)
+        # Read-only targets and weights (pandas' to_numpy under copy-on-write) are no new kind.
+        y_ro, w_ro = yr.copy(), np.linspace(0.5, 2.0, len(yr))
+        y_ro.setflags(write=False)
+        w_ro.setflags(write=False)
+        for splitter in ("best", "hist"):
+            DecisionTreeRegressor(splitter=splitter, max_depth=4).fit(Xr, y_ro, w_ro)
         modules = {{"_predict": _predict, "_builder": _builder, "_binning": _binning}}
         for kernel in ("_predict.route_rows_serial", "_predict.decision_path_rows",
                        "_builder.build", "_builder.build_hist", "_binning.code_serial"):

@@ -277,7 +277,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     and not getattr(self, "mdl_stop", False)
                 )
                 two_valued = _two_valued.two_valued_layout(
-                    X, (cat_slot < 0) if two_valued_applies else None
+                    X, (cat_slot < 0) if two_valued_applies else None, n_threads
                 )
                 unsorted = (two_valued[0] >= 0).astype(np.uint8)
                 if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:

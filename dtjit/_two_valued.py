@@ -31,7 +31,6 @@ from ._criterion import single_output_proxy
 from ._jit import FEATURE_THRESHOLD, PARALLEL_MIN_WORK, inline_kernel, kernel, parallel_kernel
 from ._splitter import NO_SPLIT, set_side_flag
 
-
 # What a scan of some rows knows of a column (``scan_rows``), and after the merge of the
 # scans (``merge_scans``).
 SEEN_NONE = 0  # no row scanned
@@ -224,9 +223,7 @@ def bits_in_row_order(two_valued, rows):
 
 # LOWEST_SET_BIT[b]: the position of the lowest set bit of the byte b (b > 0). A global
 # array is a constant of the compiled code.
-LOWEST_SET_BIT = np.array(
-    [0] + [(b & -b).bit_length() - 1 for b in range(1, 256)], dtype=np.int64
-)
+LOWEST_SET_BIT = np.array([0] + [(b & -b).bit_length() - 1 for b in range(1, 256)], dtype=np.int64)
 
 
 @inline_kernel

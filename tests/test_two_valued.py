@@ -133,7 +133,7 @@ def test_parallel_layout_equals_serial_layout():
     eligible = np.ones(X.shape[1], dtype=np.uint8)
     serial = _two_valued.two_valued_layout(X, eligible, 1)
     parallel = _two_valued.two_valued_layout(X, eligible, 2)
-    for a, b in zip(serial, parallel):
+    for a, b in zip(serial, parallel, strict=True):
         np.testing.assert_array_equal(a, b)
     ref_slot, _, ref_high_rows = reference_layout(X)
     np.testing.assert_array_equal(parallel[0], ref_slot)

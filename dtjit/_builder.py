@@ -481,7 +481,7 @@ def evaluate_batch(
         )  # fmt: skip
     if has_two_valued:
         codes = sorted_code[row_feature]
-        if parallel and work * high_bits.shape[1] * 8 >= PARALLEL_MIN_WORK:
+        if parallel and work * high_bits.shape[1] * 64 >= PARALLEL_MIN_WORK:
             two_valued_splits_parallel(
                 search_nodes, two_slot, two_threshold, codes, node_start, node_end,
                 node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,

@@ -9,8 +9,9 @@ on covtype, whose 44 indicator columns have 2 rows set among 44 per sample, they
 than its 10 numeric columns.
 
 Here, per node, one pass over the node's rows adds each row's class to the counts of the
-features where it is ``high`` (a bit matrix ``high_bits``, one row per sample), so the cost
-is that of the set bits, not of the columns; their presorted segments are then neither
+features where it is ``high`` (a bit matrix ``high_bits``, one row of uint64 words per
+sample, bit ``j % 64`` of word ``j // 64`` for slot ``j``), so the cost is that of the set
+bits, not of the columns; their presorted segments are then neither
 swept nor partitioned (they go stale, and nothing reads them). During the build the bit
 rows follow the row feature's sorted positions (:func:`bits_in_row_order`) and move with its
 partition, so the pass reads them in order: gathered by sample id they missed the cache on
@@ -190,7 +191,7 @@ def fill_high_bits_of_rows(X, start, end, slot, high, high_bits):
         for f in range(X.shape[1]):
             j = slot[f]
             if j >= 0 and X[i, f] == high[f]:
-                high_bits[i, j >> 3] |= np.uint8(1) << np.uint8(j & 7)
+                high_bits[i, j >> 6] |= np.uint64(1) << np.uint64(j & 63)
 
 
 @kernel
@@ -221,9 +222,21 @@ def bits_in_row_order(two_valued, rows):
     return slot, threshold, in_order
 
 
-# LOWEST_SET_BIT[b]: the position of the lowest set bit of the byte b (b > 0). A global
-# array is a constant of the compiled code.
-LOWEST_SET_BIT = np.array([0] + [(b & -b).bit_length() - 1 for b in range(1, 256)], dtype=np.int64)
+# The position of the lowest set bit of a word w: isolate it (w & -w), multiply by a de
+# Bruijn constant, and the top 6 bits of the product index a table. A global array is a
+# constant of the compiled code.
+DE_BRUIJN_64 = np.uint64(0x03F79D71B4CB0A89)
+DE_BRUIJN_POSITION = np.zeros(64, dtype=np.int64)
+for _position in range(64):
+    DE_BRUIJN_POSITION[((int(DE_BRUIJN_64) << _position) & (2**64 - 1)) >> 58] = _position
+del _position
+
+
+@inline_kernel
+def lowest_set_bit(word):
+    """Return the position of the lowest set bit of a non-zero uint64."""
+    lowest = word & (~word + np.uint64(1))
+    return DE_BRUIJN_POSITION[(lowest * DE_BRUIJN_64) >> np.uint64(58)]
 
 
 @inline_kernel
@@ -235,16 +248,16 @@ def count_high_rows(codes, start, end, row_bits, counts):
     bits cost work.
     """
     counts[:, :] = 0.0
-    n_bytes = row_bits.shape[1]
+    n_words = row_bits.shape[1]
     for p in range(start, end):
         c = codes[p]
-        for b in range(n_bytes):
+        for w in range(n_words):
             # One step per set bit, found by table, then cleared: no branch per bit, whose
-            # outcome is random (a bit-by-bit loop cost covtype's pass 1.5x this one).
-            byte = np.int64(row_bits[p, b])
-            while byte != 0:
-                counts[(b << 3) + LOWEST_SET_BIT[byte], c] += 1.0
-                byte &= byte - 1
+            # outcome is random (a bit-by-bit loop cost covtype's pass 1.5x more).
+            word = row_bits[p, w]
+            while word != np.uint64(0):
+                counts[(w << 6) + lowest_set_bit(word), c] += 1.0
+                word &= word - np.uint64(1)
 
 
 @inline_kernel
@@ -295,7 +308,7 @@ def two_valued_splits_serial(
     out_missing,
 ):  # fmt: skip
     """Score the two-valued features of every node of a batch (see the module docstring)."""
-    counts = np.empty((8 * row_bits.shape[1], n_sweep), dtype=np.float64)
+    counts = np.empty((64 * row_bits.shape[1], n_sweep), dtype=np.float64)
     left = np.empty(n_sweep, dtype=np.float64)
     for s in range(nodes.shape[0]):
         two_valued_splits_of_node(
@@ -317,7 +330,7 @@ def two_valued_splits_parallel(
     takes nodes ``t, t + n_chunks, ...``) since a level's nodes come in all sizes.
     """
     for chunk in prange(n_chunks):
-        counts = np.empty((8 * row_bits.shape[1], n_sweep), dtype=np.float64)
+        counts = np.empty((64 * row_bits.shape[1], n_sweep), dtype=np.float64)
         left = np.empty(n_sweep, dtype=np.float64)
         for s in range(chunk, nodes.shape[0], n_chunks):
             two_valued_splits_of_node(
@@ -331,11 +344,11 @@ def two_valued_splits_parallel(
 def high_side_counts(codes, start, end, row_bits, j, out_high):
     """Class counts of the segment [start, end) high in slot ``j``; returns their number."""
     out_high[:] = 0.0
-    byte = j >> 3
-    bit = np.uint8(1) << np.uint8(j & 7)
+    word = j >> 6
+    bit = np.uint64(1) << np.uint64(j & 63)
     n_high = 0
     for p in range(start, end):
-        if row_bits[p, byte] & bit:
+        if row_bits[p, word] & bit:
             out_high[codes[p]] += 1.0
             n_high += 1
     return np.float64(n_high)
@@ -344,11 +357,11 @@ def high_side_counts(codes, start, end, row_bits, j, out_high):
 @kernel
 def mark_two_valued_sides(rows, start, end, row_bits, j, goes_left):
     """Set the side flags of a node's rows split on slot ``j``: ``low`` rows go left."""
-    byte = j >> 3
-    bit = np.uint8(1) << np.uint8(j & 7)
+    word = j >> 6
+    bit = np.uint64(1) << np.uint64(j & 63)
     for p in range(start, end):
         i = rows[p]
-        set_side_flag(goes_left, i, (row_bits[p, byte] & bit) == 0)
+        set_side_flag(goes_left, i, (row_bits[p, word] & bit) == np.uint64(0))
 
 
 def two_valued_layout(
@@ -376,7 +389,7 @@ def two_valued_layout(
     slot = np.full(n_features, -1, dtype=np.int64)
     threshold = np.zeros(n_features, dtype=np.float64)
     if eligible is None or n_features == 0:
-        return slot, threshold, np.zeros((0, 0), dtype=np.uint8)
+        return slot, threshold, np.zeros((0, 0), dtype=np.uint64)
     eligible = np.ascontiguousarray(eligible, dtype=np.uint8)
     high = np.zeros(n_features, dtype=np.float32)
     n_two = find_two_valued(X, eligible, n_threads, slot, threshold, high)
@@ -385,8 +398,8 @@ def two_valued_layout(
         eligible[0] = 0
         n_two = find_two_valued(X, eligible, n_threads, slot, threshold, high)
     if n_two == 0:
-        return slot, threshold, np.zeros((0, 0), dtype=np.uint8)
-    high_bits = np.zeros((X.shape[0], (n_two + 7) >> 3), dtype=np.uint8)
+        return slot, threshold, np.zeros((0, 0), dtype=np.uint64)
+    high_bits = np.zeros((X.shape[0], (n_two + 63) >> 6), dtype=np.uint64)
     n_chunks = parallel_chunks(X.shape[0] * n_features, n_threads)
     if n_chunks > 1:
         bounds = np.linspace(0, X.shape[0], n_chunks + 1).astype(np.int64)

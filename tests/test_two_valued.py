@@ -66,6 +66,12 @@ def reference_layout(X):
     return slot, threshold, high_rows
 
 
+def unpacked(high_bits):
+    """The bits of ``high_bits`` (uint64 words), column ``j`` for slot ``j``."""
+    as_bytes = high_bits.astype("<u8").view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little")
+
+
 def layout_of(X, eligible):
     return _two_valued.two_valued_layout(np.ascontiguousarray(X), eligible)
 
@@ -82,7 +88,7 @@ def test_layout_matches_reference():
     # Indicators, the (-3.5, 7.25) column and the one-hot block; not the near-tied pair,
     # the NaN column, the constant or the three-valued column.
     assert list(np.flatnonzero(slot >= 0)) == [1, 2, 3, 4, 5, 7, 8]
-    bits = np.unpackbits(high_bits, axis=1, bitorder="little")
+    bits = unpacked(high_bits)
     for j, rows in ref_high_rows.items():
         assert set(np.flatnonzero(bits[:, j])) == rows
 
@@ -137,7 +143,7 @@ def test_parallel_layout_equals_serial_layout():
         np.testing.assert_array_equal(a, b)
     ref_slot, _, ref_high_rows = reference_layout(X)
     np.testing.assert_array_equal(parallel[0], ref_slot)
-    bits = np.unpackbits(parallel[2], axis=1, bitorder="little")
+    bits = unpacked(parallel[2])
     for j, rows in ref_high_rows.items():
         assert set(np.flatnonzero(bits[:, j])) == rows
 
@@ -195,6 +201,21 @@ def test_all_columns_two_valued_match_reference():
     ref = reference_build(X, y, is_classifier=True, n_classes=len(est.classes_))
     assert list(est.classes_) == list(range(len(est.classes_)))
     assert_tree_equal(est.tree_, ref, rtol=1e-12)
+
+
+def test_more_than_64_two_valued_columns_match_reference():
+    """Two words of bits per row: the general loops of the count pass and the partition."""
+    rng = np.random.default_rng(6)
+    n = 800
+    indicators = rng.random((n, 70)) < rng.uniform(0.02, 0.6, 70)
+    X = np.column_stack([rng.normal(size=n), indicators]).astype(np.float32)
+    y = (X[:, 3] + 2 * X[:, 68] + X[:, 70] * (X[:, 0] > 0) + (rng.random(n) < 0.3)).astype(int)
+    slot = layout_of(X, np.ones(X.shape[1], dtype=np.uint8))[0]
+    assert slot.max() == 69 and slot[0] == -1
+    est = dtjit.DecisionTreeClassifier().fit(X, y)
+    ref = reference_build(X, y, is_classifier=True, n_classes=len(est.classes_))
+    assert_tree_equal(est.tree_, ref, rtol=1e-12)
+    assert (est.tree_.feature >= 65).any()  # a split on a feature of the second word
 
 
 @pytest.mark.parametrize("max_leaf_nodes", [None, 60])

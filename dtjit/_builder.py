@@ -481,7 +481,7 @@ def evaluate_batch(
         )  # fmt: skip
     if has_two_valued:
         codes = sorted_code[row_feature]
-        if parallel and work * high_bits.shape[1] * 8 >= PARALLEL_MIN_WORK:
+        if parallel and work * high_bits.shape[1] * 64 >= PARALLEL_MIN_WORK:
             two_valued_splits_parallel(
                 search_nodes, two_slot, two_threshold, codes, node_start, node_end,
                 node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
@@ -641,10 +641,17 @@ def apply_splits(
     child_impurity, node_count, feature, threshold, left, right, missing_left, node_start, node_end,
     node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val, sorted_code,
     goes_left, parallel, n_chunks, cat_slot, node_bits, two_valued, row_feature, upkeep,
+    max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
 ):  # fmt: skip
     """Split the batch nodes whose ``split_feature >= 0``; children get ids from ``node_count``.
 
     The storage arrays must have room for two children per split node.
+
+    A node whose two children are leaves by the rules alone (:func:`is_leaf_by_rules`: the
+    last level of a ``max_depth`` tree, pure or too small children) is not partitioned: the
+    children's statistics and impurities were computed from the parent's segment during the
+    search, and nothing reads a leaf's segment. At ``max_depth=10`` that is the last level's
+    partition, a tenth of the partition work.
 
     Returns
     -------
@@ -680,6 +687,15 @@ def apply_splits(
             node_impurity_,
         )  # fmt: skip
         node_count += 2
+        both_leaves = True
+        for child in range(node_count - 2, node_count):
+            both_leaves = both_leaves and is_leaf_by_rules(
+                node_end[child] - node_start[child], node_weight[child], node_impurity_[child],
+                node_depth[child], max_depth, min_samples_split, min_samples_leaf,
+                min_weight_leaf,
+            )  # fmt: skip
+        if both_leaves:
+            continue
         split_nodes[n_split] = node
         if cat_slot[f] >= 0:
             # A subset split: rows go by category, and the split feature's own segment
@@ -842,7 +858,8 @@ def build(
             child_weight, child_impurity, node_count, feature, threshold, left, right, missing_left,
             node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks, cat_slot,
-            node_bits, two_valued, row_feature, upkeep,
+            node_bits, two_valued, row_feature, upkeep, max_depth, min_samples_split,
+            min_samples_leaf, min_weight_leaf,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)
     return finished_tree(tree, node_count), node_bits[:node_count].copy()

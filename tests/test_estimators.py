@@ -21,7 +21,7 @@ from sklearn.utils import compute_sample_weight
 
 import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
-from dtjit._estimators import MAX_SORTED_CODES
+from dtjit._estimators import MAX_SORTED_CODES, _encode_labels
 
 ESTIMATORS = [DecisionTreeClassifier, DecisionTreeRegressor]
 
@@ -905,3 +905,23 @@ def test_more_classes_than_sorted_codes_hold_is_a_clear_error(splitter):
     y = np.arange(n)
     with pytest.raises(ValueError, match=f"at most {MAX_SORTED_CODES} classes"):
         DecisionTreeClassifier(splitter=splitter).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([3, 1, 3, 7, 1, 5, 3], dtype=np.int64),  # gaps between the labels
+        np.tile(np.array([-128, 127, 0, -5], dtype=np.int8), 80),  # a span int8 cannot hold
+        np.array([2**64 - 1, 2**64 - 3, 2**64 - 1, 2**64 - 2], dtype=np.uint64),
+        np.array([-(2**63), 2**63 - 1, 0], dtype=np.int64),  # span too wide: np.unique
+        np.full(5, 9, dtype=np.uint8),
+        np.array([True, False, True]),  # not an integer dtype: np.unique
+    ],
+    ids=["gaps", "int8-full-range", "uint64-top", "int64-extremes", "one-label", "bool"],
+)
+def test_label_encoding_equals_np_unique(y):
+    classes, inverse = _encode_labels(y)
+    expected_classes, expected_inverse = np.unique(y, return_inverse=True)
+    assert classes.dtype == expected_classes.dtype
+    np.testing.assert_array_equal(classes, expected_classes)
+    np.testing.assert_array_equal(inverse, expected_inverse)

@@ -296,9 +296,26 @@ def test_fit_data_fast_path_equals_validate_data(iris_data, x_dtype, y_kind):
 
 
 @pytest.mark.parametrize(
+    "X",
+    [
+        np.full((4, 3), 3e38),  # finite, but their float32 sum overflows: the exact test
+        np.array([[np.nan, 1.0], [2.0, np.nan]]),  # NaN is allowed: the sum is NaN
+    ],
+)
+def test_fit_data_accepts_finite_data_whose_sum_is_not(X):
+    y = np.arange(X.shape[0]) % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning from the summing pass
+        X_ours, _ = _validation.validate_fit_data(DecisionTreeClassifier(), X, y, y_numeric=False)
+    X_theirs, _ = _sklearn_fit_data(DecisionTreeClassifier(), X, y, False)
+    np.testing.assert_array_equal(X_ours, X_theirs)
+
+
+@pytest.mark.parametrize(
     "X, y, match",
     [
         (np.array([[1.0, np.inf], [2.0, 3.0]]), np.array([0, 1]), "infinity"),
+        (np.array([[np.nan, -np.inf], [np.inf, 3.0]]), np.array([0, 1]), "infinity"),
         (np.array([[1.0, 2.0]]), np.array([0]), "minimum of 2 is required"),
         (np.ones((3, 2)), np.array([0.0, np.nan, 1.0]), "Input y contains NaN"),
         (np.ones((3, 2)), np.array([0, 1]), "inconsistent numbers of samples"),

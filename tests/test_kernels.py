@@ -282,16 +282,21 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
 
     Tie-heavy columns, signed zeros, infinities, denormals and float32 extremes. Skipped
     columns (two-valued ones, in a fit) are not sorted, and the others are unaffected.
+    Small integers leave radix digits constant, so the sort skips passes: columns 4, 5 and 6
+    move their ids in 0, 2 and 1 of the three passes (an even and an odd count: the order
+    ends in either buffer).
     """
     rng = np.random.default_rng(5)
     n = 20_000
-    X = np.empty((n, 5), dtype=np.float32)
+    X = np.empty((n, 7), dtype=np.float32)
     X[:, 0] = rng.normal(size=n)
     X[:, 1] = rng.integers(-3, 4, size=n)  # many ties
     X[:, 2] = rng.choice(np.array([-0.0, 0.0, 1e-45, -1e-45, 3.4e38, -3.4e38], np.float32), n)
     X[:, 3] = rng.choice(np.array([np.inf, -np.inf, 1.0, -1.0], np.float32), n)
     X[:, 4] = 7.0  # constant
-    skip = np.isin(np.arange(5), skipped).astype(np.uint8)
+    X[:, 5] = rng.integers(0, 4000, size=n)  # the lowest 11 bits are zero
+    X[:, 6] = 1024 + rng.integers(0, 256, size=n)  # only bits 13-20 vary
+    skip = np.isin(np.arange(7), skipped).astype(np.uint8)
     if kernel == "serial":
         idx, val = _splitter.presort_serial(X, skip)
     else:

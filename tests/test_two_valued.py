@@ -66,6 +66,12 @@ def reference_layout(X):
     return slot, threshold, high_rows
 
 
+def unpacked(high_bits):
+    """The bits of ``high_bits`` (uint64 words), column ``j`` for slot ``j``."""
+    as_bytes = high_bits.astype("<u8").view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little")
+
+
 def layout_of(X, eligible):
     return _two_valued.two_valued_layout(np.ascontiguousarray(X), eligible)
 
@@ -82,7 +88,62 @@ def test_layout_matches_reference():
     # Indicators, the (-3.5, 7.25) column and the one-hot block; not the near-tied pair,
     # the NaN column, the constant or the three-valued column.
     assert list(np.flatnonzero(slot >= 0)) == [1, 2, 3, 4, 5, 7, 8]
-    bits = np.unpackbits(high_bits, axis=1, bitorder="little")
+    bits = unpacked(high_bits)
+    for j, rows in ref_high_rows.items():
+        assert set(np.flatnonzero(bits[:, j])) == rows
+
+
+def columns_split_by_chunks(n):
+    """Columns whose values differ between the thirds of the rows, besides ``mixed_columns``.
+
+    Read in chunks, each chunk sees fewer values than the whole: only the merge can tell.
+    """
+    X, _ = mixed_columns(n, 5)
+    third = np.arange(n) * 3 // n
+    extra = np.column_stack(
+        [
+            third == 2,  # one value per chunk of three, two in all: two-valued
+            third,  # one value per chunk, three in all: not
+            np.where(third == 1, np.nan, 1.0),  # NaN in one chunk only: not
+            np.where(third == 0, 4.0, np.where(np.arange(n) % 2, 4.0, 9.0)),  # two values
+            np.where(third == 2, 2.0, np.arange(n) % 2),  # 0/1, then a third value
+        ]
+    )
+    return np.column_stack([X, extra]).astype(np.float32)
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
+def test_chunked_scans_merge_to_the_reference(n_chunks):
+    X = columns_split_by_chunks(999)
+    n_features = X.shape[1]
+    bounds = np.linspace(0, X.shape[0], n_chunks + 1).astype(np.int64)
+    low = np.zeros((n_chunks, n_features), dtype=np.float32)
+    high = np.zeros_like(low)
+    state = np.zeros((n_chunks, n_features), dtype=np.uint8)
+    eligible = np.ones(n_features, dtype=np.uint8)
+    _two_valued.scan_chunks_serial(X, bounds, eligible, low, high, state)
+    slot = np.empty(n_features, dtype=np.int64)
+    threshold = np.zeros(n_features)
+    high_value = np.zeros(n_features, dtype=np.float32)
+    n_two = _two_valued.merge_scans(low, high, state, slot, threshold, high_value)
+    ref_slot, ref_threshold, _ = reference_layout(X)
+    np.testing.assert_array_equal(slot, ref_slot)
+    np.testing.assert_array_equal(threshold[slot >= 0], ref_threshold[ref_slot >= 0])
+    assert n_two == (ref_slot >= 0).sum()
+    assert list(np.flatnonzero(slot[-5:] >= 0)) == [0, 3]
+
+
+def test_parallel_layout_equals_serial_layout():
+    X = columns_split_by_chunks(12_000)  # over PARALLEL_MIN_WORK cells: the threaded passes
+    assert X.size >= _two_valued.PARALLEL_MIN_WORK
+    eligible = np.ones(X.shape[1], dtype=np.uint8)
+    serial = _two_valued.two_valued_layout(X, eligible, 1)
+    parallel = _two_valued.two_valued_layout(X, eligible, 2)
+    for a, b in zip(serial, parallel, strict=True):
+        np.testing.assert_array_equal(a, b)
+    ref_slot, _, ref_high_rows = reference_layout(X)
+    np.testing.assert_array_equal(parallel[0], ref_slot)
+    bits = unpacked(parallel[2])
     for j, rows in ref_high_rows.items():
         assert set(np.flatnonzero(bits[:, j])) == rows
 
@@ -140,6 +201,21 @@ def test_all_columns_two_valued_match_reference():
     ref = reference_build(X, y, is_classifier=True, n_classes=len(est.classes_))
     assert list(est.classes_) == list(range(len(est.classes_)))
     assert_tree_equal(est.tree_, ref, rtol=1e-12)
+
+
+def test_more_than_64_two_valued_columns_match_reference():
+    """Two words of bits per row: the general loops of the count pass and the partition."""
+    rng = np.random.default_rng(6)
+    n = 800
+    indicators = rng.random((n, 70)) < rng.uniform(0.02, 0.6, 70)
+    X = np.column_stack([rng.normal(size=n), indicators]).astype(np.float32)
+    y = (X[:, 3] + 2 * X[:, 68] + X[:, 70] * (X[:, 0] > 0) + (rng.random(n) < 0.3)).astype(int)
+    slot = layout_of(X, np.ones(X.shape[1], dtype=np.uint8))[0]
+    assert slot.max() == 69 and slot[0] == -1
+    est = dtjit.DecisionTreeClassifier().fit(X, y)
+    ref = reference_build(X, y, is_classifier=True, n_classes=len(est.classes_))
+    assert_tree_equal(est.tree_, ref, rtol=1e-12)
+    assert (est.tree_.feature >= 65).any()  # a split on a feature of the second word
 
 
 @pytest.mark.parametrize("max_leaf_nodes", [None, 60])

@@ -168,12 +168,15 @@ def workload(
     iris_two = np.column_stack([iris_y, iris_y == 1])
     diabetes_two = np.column_stack([diabetes_y, diabetes_X[:, 2]])
 
-    # A 0/1 indicator column: the exact splitter's two-valued search (dtjit._two_valued).
+    # A 0/1 indicator column: the exact splitter's two-valued search (dtjit._two_valued),
+    # serial on iris and threaded on the large rows (its passes over X have both forms).
     iris_indicator = np.column_stack([iris_X, iris_X[:, 0] > 5.8])
+    X_indicator = np.column_stack([X, X[:, 0] > 0.0])
 
     def two_valued() -> None:
         model = Classifier(random_state=SEED).fit(iris_indicator, iris_y)
         model.predict(iris_indicator)
+        Classifier(random_state=SEED, n_jobs=-1).fit(X_indicator, y)
 
     def missing_values() -> None:
         for splitter in splitters:
@@ -233,7 +236,8 @@ def workload(
          "apply, decision_path (serial and n_jobs=-1)", other_paths),
         ("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
          "(serial and n_jobs=-1)", regressor),
-        ("classifier: a 0/1 column (two-valued search), fit + predict", two_valued),
+        ("classifier: a 0/1 column (two-valued search), fit + predict "
+         "(serial and n_jobs=-1)", two_valued),
         ("classifier: NaN in X, fit + predict (each splitter)", missing_values),
         ("classifier: a categorical feature, fit + predict, apply, decision_path (best, hist)",
          categorical),

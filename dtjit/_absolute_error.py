@@ -141,7 +141,7 @@ def fenwick_add_sample(i, base, rank_of, sorted_y, sample_weight, size, tree_w, 
     return w, w * y_value
 
 
-@inline_kernel
+@kernel
 def absolute_errors_pass(idx, first, stop, preload_start, preload_end, base, rank_of, sorted_y,
                          sample_weight, size, tree_w, tree_wy, out_errors):  # fmt: skip
     """Absolute error of every prefix of ``idx[first], idx[first + step], ...`` up to ``stop``.
@@ -209,7 +209,7 @@ def absolute_error_proxy(error_left, error_right, weight_left, weight_right):
     return -weight_right * (error_right / weight_right) - weight_left * (error_left / weight_left)
 
 
-@inline_kernel
+@kernel
 def absolute_error_cuts(idx, val, start, end_values, end, missing_left, rank_of, sorted_y,
                         sample_weight, weight, min_samples_leaf, min_weight_leaf, only_pos,
                         tree_w, tree_wy, left_errors, right_errors):  # fmt: skip
@@ -371,15 +371,15 @@ def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sam
         )  # fmt: skip
         return proxy, pos, threshold, missing
     proxy, pos, best_threshold = absolute_error_cuts(
-        idx, val, start, end_values, end, False, rank_of, sorted_y, sample_weight, weight,
-        min_samples_leaf, min_weight_leaf, np.int64(-1), tree_w, tree_wy, left_errors,
+        idx, val, start, end_values, end, np.bool_(False), rank_of, sorted_y, sample_weight,
+        weight, min_samples_leaf, min_weight_leaf, np.int64(-1), tree_w, tree_wy, left_errors,
         right_errors,
     )  # fmt: skip
     if n_missing == 0:
         return proxy, pos, best_threshold, -1
     proxy_left, pos_left, threshold_left = absolute_error_cuts(
-        idx, val, start, end_values, end, True, rank_of, sorted_y, sample_weight, weight,
-        min_samples_leaf, min_weight_leaf, np.int64(-1), tree_w, tree_wy, left_errors,
+        idx, val, start, end_values, end, np.bool_(True), rank_of, sorted_y, sample_weight,
+        weight, min_samples_leaf, min_weight_leaf, np.int64(-1), tree_w, tree_wy, left_errors,
         right_errors,
     )  # fmt: skip
     if proxy_left > proxy:

@@ -20,6 +20,9 @@ those searches were most of a cold first fit's compile time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from numba import prange
 
@@ -126,6 +129,28 @@ def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...
         True if criterion == ABSOLUTE_ERROR else None,
         True if criterion >= MULTI_OUTPUT else None,
     )
+
+
+def builder_for(builder: Any, switches: tuple[bool | None, ...]) -> Callable[..., Any]:
+    """Return what to call for ``builder`` (:func:`build` or :func:`build_hist`) in a fit.
+
+    The common fit (every one of the :func:`search_switches` None) gets the compiled
+    builder. A fit with an optional search runs the same function's Python code instead
+    (``builder.py_func``): its loop over levels, or over best-first steps, calls the compiled
+    kernels (:func:`evaluate_batch`, :func:`apply_splits`, the small helpers) from Python.
+
+    Notes
+    -----
+    Compiling a builder links every kernel it calls into one module that LLVM optimises and
+    translates again: about 7 s per specialisation, on top of the kernels' own compilation.
+    The Python loop costs tens of microseconds per level (per split when growing best-first)
+    and saves those seconds for each optional search. The builders' bodies call no helper
+    once per node, so a level is a handful of calls either way.
+    """
+    if all(switch is None for switch in switches):
+        return builder
+    # A plain function when numba's JIT is disabled (NUMBA_DISABLE_JIT=1).
+    return getattr(builder, "py_func", builder)
 
 
 # Added to a node's missing_left when its NaN direction was learned from NaN rows in the
@@ -633,6 +658,28 @@ def append_children(
         node_stats[child] = child_stats[k, side]
         node_weight[child] = child_weight[k, side]
         node_impurity_[child] = child_impurity[k, side]
+
+
+@inline_kernel
+def append_split_children(
+    nodes, split_feature, split_pos, split_threshold, split_missing, child_stats, child_weight,
+    child_impurity, node_count, feature, threshold, left, right, missing_left, node_start,
+    node_end, node_depth, node_stats, node_weight, node_impurity_,
+):  # fmt: skip
+    """:func:`append_children` for every batch node with ``split_feature >= 0``, in batch order.
+
+    Returns the new node count.
+    """
+    for k in range(nodes.shape[0]):
+        if split_feature[k] >= 0:
+            append_children(
+                k, nodes[k], node_count, split_feature, split_pos, split_threshold,
+                split_missing, child_stats, child_weight, child_impurity, feature, threshold,
+                left, right, missing_left, node_start, node_end, node_depth, node_stats,
+                node_weight, node_impurity_,
+            )  # fmt: skip
+            node_count += 2
+    return node_count
 
 
 @kernel
@@ -1271,6 +1318,15 @@ def give_back_slot(node, node_slot, free_slots, n_free):
     return n_free
 
 
+@inline_kernel
+def release_leaf_slots(nodes, split_feature, node_slot, free_slots, n_free):
+    """Give back the histogram slots of the batch nodes that stay leaves; returns ``n_free``."""
+    for k in range(nodes.shape[0]):
+        if split_feature[k] < 0:  # a leaf for good: its histogram is no longer needed
+            n_free = give_back_slot(nodes[k], node_slot, free_slots, n_free)
+    return n_free
+
+
 @kernel
 def children_histograms(
     batch, split_feature, first_child, node_start, node_end, node_depth, node_weight,
@@ -1446,9 +1502,7 @@ def build_hist(
             max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot,
             nan_bin, node_bits, categorical_search,
         )  # fmt: skip
-        for k in range(batch.shape[0]):
-            if splits[0][k] < 0:  # a leaf for good: its histogram is no longer needed
-                n_free = give_back_slot(batch[k], node_slot, free_slots, n_free)
+        n_free = release_leaf_slots(batch, splits[0], node_slot, free_slots, n_free)
         if best_first:
             frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
             if heap_size == 0 or splits_left <= 0:
@@ -1464,14 +1518,11 @@ def build_hist(
         (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         first_child = node_count
-        for k in range(batch.shape[0]):
-            if splits[0][k] >= 0:
-                append_children(
-                    k, batch[k], node_count, splits[0], splits[1], splits[2], splits[7],
-                    splits[4], splits[5], splits[6], feature, threshold, left, right, missing_left,
-                    node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-                )  # fmt: skip
-                node_count += 2
+        node_count = append_split_children(
+            batch, splits[0], splits[1], splits[2], splits[7], splits[4], splits[5], splits[6],
+            node_count, feature, threshold, left, right, missing_left, node_start, node_end,
+            node_depth, node_stats, node_weight, node_impurity_,
+        )  # fmt: skip
         hist_pool, free_slots, n_free = children_histograms(
             batch, splits[0], first_child, node_start, node_end, node_depth, node_weight,
             node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset,

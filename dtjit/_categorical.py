@@ -51,7 +51,7 @@ import math
 import numpy as np
 from numba import prange
 
-from ._criterion import split_proxy
+from ._criterion import single_output_proxy
 from ._jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
 from ._splitter import set_side_flag
 
@@ -100,7 +100,8 @@ def valid_split_proxy(left, total, weight_left, weight, n_left, n_rows, n_sweep,
         or weight_right < min_weight_leaf
     ):
         return NO_SPLIT
-    return split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+    # Categorical features are refused with multi-output y: the single-output proxy.
+    return single_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
 
 
 @inline_kernel
@@ -215,30 +216,25 @@ def best_category_subset(m, cat_stats, cat_weight, cat_count, total, weight, n_s
     key = np.empty(m, dtype=np.float64)
     best_proxy = NO_SPLIT
     is_regression = criterion == SQUARED_ERROR or criterion == POISSON
-    if is_regression or n_sweep == 2:
-        # Column 0 is sum(w * y) for regression; column 1 the weight of class 1.
-        column = 0 if is_regression else 1
-        for j in range(m):
-            key[j] = cat_stats[j, column] / cat_weight[j]
-        order = np.argsort(key, kind="mergesort")
-        best_proxy = scan_prefixes(
-            order, m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_sweep,
-            criterion, min_samples_leaf, min_weight_leaf, left, best_proxy, side,
-        )  # fmt: skip
-    elif m <= MAX_EXHAUSTIVE_CATEGORIES:
-        best_proxy = scan_subsets(
-            m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, left, side,
-        )  # fmt: skip
-    else:
-        for c in range(n_sweep):
+    if is_regression or n_sweep == 2 or m > MAX_EXHAUSTIVE_CATEGORIES:
+        # Orderings by one column's weighted rate: sum(w * y) for regression, the weight of
+        # class 1 for two classes, else each class in turn. One loop, so the prefix scan is
+        # compiled once.
+        first = 0 if is_regression else (1 if n_sweep == 2 else 0)
+        stop = first + 1 if (is_regression or n_sweep == 2) else n_sweep
+        for column in range(first, stop):
             for j in range(m):
-                key[j] = cat_stats[j, c] / cat_weight[j]
+                key[j] = cat_stats[j, column] / cat_weight[j]
             order = np.argsort(key, kind="mergesort")
             best_proxy = scan_prefixes(
                 order, m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_sweep,
                 criterion, min_samples_leaf, min_weight_leaf, left, best_proxy, side,
             )  # fmt: skip
+    else:
+        best_proxy = scan_subsets(
+            m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf, left, side,
+        )  # fmt: skip
     if best_proxy == NO_SPLIT:
         return NO_SPLIT, 0
     n_left = 0
@@ -400,10 +396,11 @@ def categorical_splits_presorted(nodes, candidate, cat_slot, node_start, node_en
     numba runs it serially when the caller is in a single-threaded section.
     """
     for s in prange(nodes.shape[0]):
+        # np.int64: a prange index is unsigned and would compile the callee a second time.
         categorical_splits_presorted_node(
-            s, nodes[s], candidate, cat_slot, node_start, node_end, node_stats, node_weight,
-            sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
+            np.int64(s), nodes[s], candidate, cat_slot, node_start, node_end, node_stats,
+            node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
+            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
         )  # fmt: skip
 
 
@@ -451,9 +448,9 @@ def categorical_splits_binned(nodes, candidate, cat_slot, nan_bin, bin_offset, n
     """
     for s in prange(nodes.shape[0]):
         categorical_splits_binned_node(
-            s, nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start, node_end,
-            node_stats, node_weight, rows, codes, code, contrib, sample_weight, n_sweep,
-            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
+            np.int64(s), nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start,
+            node_end, node_stats, node_weight, rows, codes, code, contrib, sample_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
         )  # fmt: skip
 
 

@@ -256,7 +256,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 binned = _category_encoding.bin_with_categories(
                     X, columns, lambda A: _binning.bin_features(A, max_bins, n_threads)
                 )
-                built, node_bits = _builder.build_hist(
+                built, node_bits = _builder.builder_for(_builder.build_hist, switches)(
                     *binned[:4], *build_args, cat_slot, binned[4], n_words, switches[0]
                 )
                 # A numeric feature's NaN bin is its last, where bin_min is NaN; reading
@@ -291,7 +291,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 # partitions the columns in place) instead of scanning X again; the
                 # two-valued columns have none.
                 self.features_with_missing_ = np.isnan(sorted_val[:, -1]) & (unsorted == 0)
-                built, node_bits = _builder.build(
+                built, node_bits = _builder.builder_for(_builder.build, switches)(
                     sorted_idx, sorted_val, _sorted_codes(sorted_idx, code, n_outputs, unsorted),
                     *build_args, self.splitter == "random", cat_slot, n_words, two_valued,
                     *switches,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._criterion import is_multi_output, n_outputs_of, split_proxy
+from ._criterion import is_multi_output, multi_output_proxy, n_outputs_of
 from ._jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
 from ._splitter import (
     NO_SPLIT,
@@ -123,7 +123,7 @@ def stats_of_rows(
     )  # fmt: skip
 
 
-@inline_kernel
+@kernel
 def sweep_segment(
     idx, val, start, end, code, contrib, sample_weight, total, weight, n_sweep, criterion,
     min_samples_leaf, min_weight_leaf, n_missing, missing_go_left, missing_stats,
@@ -166,7 +166,9 @@ def sweep_segment(
             break  # the right side only shrinks from here on
         if p - start < min_left or weight_left < min_weight_leaf:
             continue
-        proxy = split_proxy(criterion, left, total, n_sweep, weight_left, weight - weight_left)
+        proxy = multi_output_proxy(
+            criterion, left, total, n_sweep, weight_left, weight - weight_left
+        )
         if proxy > best_proxy:
             best_proxy = proxy
             best_pos = p
@@ -196,7 +198,7 @@ def best_split_multi_output(
                               n_outputs_of(criterion), missing_stats, 0.0)  # fmt: skip
     proxy, pos, threshold = sweep_segment(
         idx, val, start, end_values, code, contrib, sample_weight, total, weight, n_sweep,
-        criterion, min_samples_leaf, min_weight_leaf, n_missing, False, missing_stats,
+        criterion, min_samples_leaf, min_weight_leaf, n_missing, np.bool_(False), missing_stats,
         missing_weight, left,
     )  # fmt: skip
     if n_missing == 0:
@@ -210,7 +212,7 @@ def best_split_multi_output(
         proxy, pos, threshold = proxy_inf, end_values, np.inf
     proxy_left, pos_left, threshold_left = sweep_segment(
         idx, val, start, end_values, code, contrib, sample_weight, total, weight, n_sweep,
-        criterion, min_samples_leaf, min_weight_leaf, n_missing, True, missing_stats,
+        criterion, min_samples_leaf, min_weight_leaf, n_missing, np.bool_(True), missing_stats,
         missing_weight, left,
     )  # fmt: skip
     if proxy_left > proxy:
@@ -247,7 +249,7 @@ def random_split_multi_output(
     weight_right = weight - weight_left
     if weight_left < min_weight_leaf or weight_right < min_weight_leaf:
         return NO_SPLIT, end, threshold, missing
-    proxy = split_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
+    proxy = multi_output_proxy(criterion, left, total, n_sweep, weight_left, weight_right)
     return proxy, pos, threshold, missing
 
 

@@ -1014,7 +1014,8 @@ def presort_parallel(X, n_chunks, skip):
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
     sorted_val = np.empty((n_features, n_samples), dtype=np.float32)
     for chunk in prange(n_chunks):
-        presort_features(X, chunk, n_chunks, skip, sorted_idx, sorted_val)
+        # np.int64: a prange index is unsigned and would compile the callee a second time.
+        presort_features(X, np.int64(chunk), n_chunks, skip, sorted_idx, sorted_val)
     return sorted_idx, sorted_val
 
 

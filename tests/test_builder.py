@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _assertions import assert_trees_identical
 from _reference import assert_tree_equal, reference_apply, reference_build
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dtjit
+from dtjit import _builder
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -163,3 +165,23 @@ def test_max_features_draws_are_reproducible_and_respect_the_budget():
     np.testing.assert_array_equal(a.tree_.feature, b.tree_.feature)
     assert not np.array_equal(a.tree_.feature, c.tree_.feature)
     assert a.max_features_ == 3
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+@pytest.mark.parametrize("max_leaf_nodes", [None, 12])
+def test_python_loop_of_a_builder_grows_the_compiled_builders_tree(
+    monkeypatch, iris_data, splitter, max_leaf_nodes
+):
+    """``builder_for`` runs a builder's Python code for the optional searches (categorical,
+    absolute_error, multi-output): the same loop calling the same kernels from Python. Here
+    both run a common fit, with NaN and a 0/1 column, and must agree bit for bit."""
+    X, y = iris_data
+    X = np.column_stack([X, X[:, 2] > 3.0]).astype(np.float64)
+    X[::9, 1] = np.nan
+    params = {"splitter": splitter, "max_leaf_nodes": max_leaf_nodes, "random_state": 0}
+    compiled = dtjit.DecisionTreeClassifier(**params).fit(X, y)
+    assert _builder.builder_for(_builder.build, (None, None, None)) is _builder.build
+    monkeypatch.setattr(_builder, "builder_for", lambda builder, switches: builder.py_func)
+    python = dtjit.DecisionTreeClassifier(**params).fit(X, y)
+    assert compiled.tree_.node_count > 9
+    assert_trees_identical(compiled, python)

@@ -250,6 +250,14 @@ def workload(
     return steps
 
 
+def _plain_type(numba_type: Any) -> Any:
+    """``numba_type`` without literal value, unsigned 64-bit integers as int64."""
+    from numba import types
+
+    plain = types.unliteral(numba_type)
+    return types.int64 if plain == types.uint64 else plain
+
+
 def kernel_coverage() -> dict[str, list[str]]:
     """dtjit's compiled functions, split by whether this process compiled or loaded them.
 
@@ -258,7 +266,6 @@ def kernel_coverage() -> dict[str, list[str]]:
     brings its callees' code along, so in a warm-cache process callees count as not
     compiled: the list is meaningful for the cold child only.
     """
-    from numba import types
     from numba.core.registry import CPUDispatcher
 
     compiled, not_compiled, literal_copies = [], [], []
@@ -271,9 +278,10 @@ def kernel_coverage() -> dict[str, list[str]]:
             if obj.targetoptions.get("inline") == "always":
                 continue
             (compiled if obj.signatures else not_compiled).append(f"{name}.{attr}")
-            # A constant argument (``f(x, 0)``) is typed Literal[int](0) and compiles the
-            # callee once more next to its int64 version: seconds of cold compile for nothing.
-            plain = {tuple(types.unliteral(t) for t in sig) for sig in obj.signatures}
+            # A constant argument (``f(x, 0)``) is typed Literal[int](0), and a prange index
+            # uint64: either compiles the callee once more next to its int64 version,
+            # seconds of cold compile for nothing.
+            plain = {tuple(_plain_type(t) for t in sig) for sig in obj.signatures}
             if len(plain) < len(obj.signatures):
                 literal_copies.append(f"{name}.{attr}")
     return {"compiled": compiled, "not_compiled": not_compiled, "literal_copies": literal_copies}
@@ -449,7 +457,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines += [
         "",
         "Kernels compiled a second time only because a constant argument was typed as a "
-        "literal: " + (", ".join(copies) or "none") + ".",
+        "literal or a loop index as unsigned: " + (", ".join(copies) or "none") + ".",
     ]
     rejected = cold.get("rejected_combinations")
     if rejected:

@@ -15,7 +15,9 @@ order of improvement and renumbers to breadth-first order at the end.
 
 The optional split searches (categorical subsets, ``absolute_error``, multi-output) are
 compile-time choices (:func:`search_switches`): numba compiles every branch of a kernel, and
-those searches were most of a cold first fit's compile time.
+those searches were most of a cold first fit's compile time. A fit that uses one runs the
+builder's loop in Python over the compiled kernels (:func:`builder_for`), so it compiles
+its own :func:`evaluate_batch` but no second copy of the builder.
 """
 
 from __future__ import annotations

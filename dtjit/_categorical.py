@@ -216,13 +216,13 @@ def best_category_subset(m, cat_stats, cat_weight, cat_count, total, weight, n_s
     key = np.empty(m, dtype=np.float64)
     best_proxy = NO_SPLIT
     is_regression = criterion == SQUARED_ERROR or criterion == POISSON
-    if is_regression or n_sweep == 2 or m > MAX_EXHAUSTIVE_CATEGORIES:
+    one_ordering = is_regression or n_sweep == 2
+    if one_ordering or m > MAX_EXHAUSTIVE_CATEGORIES:
         # Orderings by one column's weighted rate: sum(w * y) for regression, the weight of
         # class 1 for two classes, else each class in turn. One loop, so the prefix scan is
         # compiled once.
-        first = 0 if is_regression else (1 if n_sweep == 2 else 0)
-        stop = first + 1 if (is_regression or n_sweep == 2) else n_sweep
-        for column in range(first, stop):
+        first = 1 if one_ordering and not is_regression else 0
+        for column in range(first, first + 1 if one_ordering else n_sweep):
             for j in range(m):
                 key[j] = cat_stats[j, column] / cat_weight[j]
             order = np.argsort(key, kind="mergesort")
@@ -447,6 +447,7 @@ def categorical_splits_binned(nodes, candidate, cat_slot, nan_bin, bin_offset, n
     per (node, categorical feature), the cost of building that histogram once more.
     """
     for s in prange(nodes.shape[0]):
+        # np.int64: see categorical_splits_presorted.
         categorical_splits_binned_node(
             np.int64(s), nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start,
             node_end, node_stats, node_weight, rows, codes, code, contrib, sample_weight,

@@ -43,7 +43,9 @@ inline_kernel = numba.njit(inline="always", **KERNEL_OPTIONS)
 # Both choices cost compile time. Inlining re-runs the callee's front end and copies its IR at
 # every call site (numba copies it block by block, which grows with the square of its size):
 # the exact sweep's wrapper ``best_split_with_missing`` inlined cost seconds of a cold fit,
-# and as a kernel called once per (node, feature) it costs nothing measurable at run time.
+# and as a kernel called once per (node, feature) it costs little at run time (about 0.1 us
+# a call, 1 % of a covtype fit; inlined into ``best_splits_of_feature`` it compiled 2.6 s
+# longer).
 # A kernel has a fixed cost instead (about 0.3 s: its own LLVM module, linked into and
 # optimised again with every caller), so per-node helpers and tiny ones stay inline.
 # Copies multiply down a chain of inline helpers: three inlined calls of a helper that itself

@@ -288,7 +288,7 @@ def reads_rows(criterion):
     return criterion == POISSON or criterion == ABSOLUTE_ERROR
 
 
-@inline_kernel
+@kernel
 def accept_split(
     k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
     weight, weight_root, min_impurity_decrease, splits, idx, start, end, y, sample_weight,
@@ -302,6 +302,11 @@ def accept_split(
     impurities and the weighted impurity decrease are computed here, and the node stays a
     leaf (``split_feature[k] == -1``) if ``improvement + EPSILON < min_impurity_decrease``,
     or, with ``mdl_stop``, if the split fails Fayyad & Irani's MDLP test.
+
+    Notes
+    -----
+    A kernel, called once per split node: inlined, its impurity code was compiled again in
+    every specialisation of :func:`evaluate_batch` (about 1 s each).
     """
     split_feature, split_pos, split_threshold, improvement, child_stats, child_weight = splits[:6]
     child_impurity = splits[6]
@@ -355,6 +360,61 @@ def hold_categorical_candidates(candidate, cat_slot, node_bits):
             candidate[:, f] = 0
     out_bits = np.zeros((candidate.shape[0], n_categorical, node_bits.shape[1]), dtype=np.uint64)
     return cat_candidate, out_bits
+
+
+@kernel
+def draw_candidates(
+    search_nodes, node_start, node_end, sorted_val, max_features, rng_state, random_split,
+    has_two_valued, two_slot,
+):  # fmt: skip
+    """Candidate features of every searched node, and the random splitter's thresholds.
+
+    Returns ``candidate`` (uint8, one row per node of ``search_nodes``), and
+    ``out_threshold`` / ``out_missing``, the threshold and NaN side drawn per candidate with
+    ``random_split`` (``out_missing`` is -1 elsewhere). With ``has_two_valued``, features
+    with a two-valued slot (``two_slot[f] >= 0``) are never candidates of the sweep.
+    Random numbers are drawn serially, per node the features first, then one threshold per
+    candidate in feature order.
+
+    Notes
+    -----
+    A kernel of its own rather than part of :func:`evaluate_batch`, which numba compiles
+    once per combination of optional searches: this part is the same in all of them.
+    """
+    n_searched = search_nodes.shape[0]
+    n_features = sorted_val.shape[0]
+    candidate = np.empty((n_searched, n_features), dtype=np.uint8)
+    f_order = np.empty(n_features, dtype=np.int64)
+    constant = np.zeros(n_features, dtype=np.uint8)
+    out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    out_missing = np.full((n_searched, n_features), -1, dtype=np.int8)
+    for s in range(n_searched):
+        node = search_nodes[s]
+        start = node_start[node]
+        end = node_end[node]
+        if max_features < n_features or random_split:
+            presorted_constant_features(start, end, sorted_val, constant)
+        draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
+        if has_two_valued:
+            for f in range(n_features):
+                if two_slot[f] >= 0:
+                    candidate[s, f] = 0  # searched by _two_valued, not swept
+        if random_split:
+            # One threshold per searched non-constant feature, drawn in feature order,
+            # serially here so the parallel sweep below stays reproducible; then, if the
+            # node has NaN in the feature, their side by a coin (scikit-learn's order).
+            for f in range(n_features):
+                if candidate[s, f] and not constant[f]:
+                    n_missing = count_missing(sorted_val[f], start, end)
+                    low = np.float64(sorted_val[f, start])
+                    high = np.float64(sorted_val[f, end - n_missing - 1])
+                    t = rand_uniform(rng_state, low, high)
+                    out_threshold[s, f] = low if t == high else t
+                    if n_missing > 0:
+                        out_missing[s, f] = rand_below(rng_state, np.int64(2))
+                else:
+                    candidate[s, f] = 0
+    return candidate, out_threshold, out_missing
 
 
 @kernel
@@ -420,39 +480,12 @@ def evaluate_batch(
     for node in search_nodes:
         work += node_end[node] - node_start[node]
 
-    candidate = np.empty((n_searched, n_features), dtype=np.uint8)
-    f_order = np.empty(n_features, dtype=np.int64)
-    constant = np.zeros(n_features, dtype=np.uint8)
+    candidate, out_threshold, out_missing = draw_candidates(
+        search_nodes, node_start, node_end, sorted_val, max_features, rng_state, random_split,
+        has_two_valued, two_slot,
+    )  # fmt: skip
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
-    out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
-    out_missing = np.full((n_searched, n_features), -1, dtype=np.int8)
-    for s in range(n_searched):
-        node = search_nodes[s]
-        start = node_start[node]
-        end = node_end[node]
-        if max_features < n_features or random_split:
-            presorted_constant_features(start, end, sorted_val, constant)
-        draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
-        if has_two_valued:
-            for f in range(n_features):
-                if two_slot[f] >= 0:
-                    candidate[s, f] = 0  # searched by _two_valued below, not swept
-        if random_split:
-            # One threshold per searched non-constant feature, drawn in feature order,
-            # serially here so the parallel sweep below stays reproducible; then, if the
-            # node has NaN in the feature, their side by a coin (scikit-learn's order).
-            for f in range(n_features):
-                if candidate[s, f] and not constant[f]:
-                    n_missing = count_missing(sorted_val[f], start, end)
-                    low = np.float64(sorted_val[f, start])
-                    high = np.float64(sorted_val[f, end - n_missing - 1])
-                    t = rand_uniform(rng_state, low, high)
-                    out_threshold[s, f] = low if t == high else t
-                    if n_missing > 0:
-                        out_missing[s, f] = rand_below(rng_state, np.int64(2))
-                else:
-                    candidate[s, f] = 0
     cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
     # The *_search switches are None when the fit cannot use that search: numba then prunes
     # the branch from this specialisation (see :func:`search_switches`).

@@ -35,7 +35,7 @@ import numpy as np
 
 from ._categorical import subset_left_weight_binned, subset_left_weight_presorted
 from ._criterion import entropy_term
-from ._jit import inline_kernel
+from ._jit import inline_kernel, kernel
 from ._splitter import count_missing
 
 NO_SPLIT = -np.inf
@@ -92,7 +92,7 @@ def gain_ratio_feature(proxies, left_weights, impurity, weight, average):
     return best_f
 
 
-@inline_kernel
+@kernel
 def gain_ratio_feature_presorted(proxies, positions, missing, sorted_idx, sorted_val, start, end,
                                  sample_weight, unit_weight, impurity, weight, cat_slot,
                                  split_rows):  # fmt: skip
@@ -103,6 +103,9 @@ def gain_ratio_feature_presorted(proxies, positions, missing, sorted_idx, sorted
     of the segment, go left. The left weight is summed in the sweep's order. A categorical
     feature (``cat_slot[f] >= 0``) sends left the rows its split row
     ``split_rows[cat_slot[f]]`` selects.
+
+    A kernel (called once per node, and only for ``gain_ratio``) rather than inlined, so it
+    is compiled once and not into every specialisation of the builder's batch evaluation.
     """
     average = average_gain(proxies, impurity, weight)
     left_weights = np.zeros(proxies.shape[0], dtype=np.float64)

@@ -37,7 +37,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from ._jit import FEATURE_THRESHOLD, PARALLEL_MIN_WORK, inline_kernel, kernel, parallel_kernel
+from ._jit import (
+    FEATURE_THRESHOLD,
+    PARALLEL_MIN_WORK,
+    inline_kernel,
+    kernel,
+    parallel_kernel,
+    read_only,
+)
 from ._splitter import presort_parallel, presort_serial
 
 BIN_SAMPLE_ROWS = 200_000
@@ -281,14 +288,12 @@ def bin_features(X: np.ndarray, max_bins: int, n_threads: int) -> BinnedData:
     -------
     BinnedData
     """
-    if not X.flags.writeable:
-        # numba types read-only arrays apart: one copy instead of a second compiled kernel.
-        X = X.copy()
+    X = read_only(X)
     n_samples, n_features = X.shape
     sampled = n_samples > BIN_SAMPLE_ROWS
     if sampled:
         rows = np.random.default_rng(SAMPLE_SEED).choice(n_samples, BIN_SAMPLE_ROWS, replace=False)
-        sample = np.ascontiguousarray(X[np.sort(rows)])
+        sample = read_only(np.ascontiguousarray(X[np.sort(rows)]))
     else:
         sample = X
     codes, n_bins, bin_min, bin_max, missed, has_nan = _code(

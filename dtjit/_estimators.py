@@ -35,6 +35,7 @@ from ._jit import (
     TREE_LEAF,
     multi_output_criterion,
     numba_threads,
+    read_only,
     resolve_n_jobs,
 )
 from ._sklearn_link import register_with_sklearn_tree
@@ -279,6 +280,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     and int(self.max_features_) == n_features
                     and not getattr(self, "mdl_stop", False)
                 )
+                X = read_only(X)  # one compiled presort for writeable and read-only X
                 two_valued = _two_valued.two_valued_layout(
                     X, (cat_slot < 0) if two_valued_applies else None, n_threads
                 )

@@ -29,7 +29,14 @@ import numpy as np
 from numba import prange
 
 from ._criterion import single_output_proxy
-from ._jit import FEATURE_THRESHOLD, PARALLEL_MIN_WORK, inline_kernel, kernel, parallel_kernel
+from ._jit import (
+    FEATURE_THRESHOLD,
+    PARALLEL_MIN_WORK,
+    inline_kernel,
+    kernel,
+    parallel_kernel,
+    read_only,
+)
 from ._splitter import NO_SPLIT, set_side_flag
 
 # What a scan of some rows knows of a column (``scan_rows``), and after the merge of the
@@ -398,6 +405,7 @@ def two_valued_layout(
     threshold = np.zeros(n_features, dtype=np.float64)
     if eligible is None or n_features == 0:
         return slot, threshold, np.zeros((0, 0), dtype=np.uint64)
+    X = read_only(X)
     eligible = np.ascontiguousarray(eligible, dtype=np.uint8)
     high = np.zeros(n_features, dtype=np.float32)
     n_two = find_two_valued(X, eligible, n_threads, slot, threshold, high)

@@ -336,15 +336,17 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         from test_estimators import _input_kinds
         from sklearn.datasets import load_iris, load_diabetes
         from dtjit import (DecisionTreeClassifier, DecisionTreeRegressor, _binning, _builder,
-                           _predict)
+                           _predict, _splitter, _two_valued)
 
         tmp = pathlib.Path(sys.argv[1])
         Xc, yc = load_iris(return_X_y=True)
         Xr, yr = load_diabetes(return_X_y=True)
+        # The last column is 0/1: the classifier searches it from bits (_two_valued).
+        Xc = np.c_[np.rint(Xc * 10), Xc[:, 0] > 5.8]
         for est, X, y in [
-            (DecisionTreeClassifier(), np.rint(Xc * 10), yc),
+            (DecisionTreeClassifier(), Xc, yc),
             (DecisionTreeRegressor(max_depth=6), np.rint(Xr * 1000) % 256, yr),
-            (DecisionTreeClassifier(splitter="hist", max_bins=np.int64(40)), np.rint(Xc * 10), yc),
+            (DecisionTreeClassifier(splitter="hist", max_bins=np.int64(40)), Xc, yc),
             (DecisionTreeRegressor(splitter="hist", max_depth=4), np.rint(Xr * 1000) % 256, yr),
             (DecisionTreeRegressor(splitter="random", random_state=0), np.rint(Xr * 1000), yr),
         ]:
@@ -361,9 +363,12 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         w_ro.setflags(write=False)
         for splitter in ("best", "hist"):
             DecisionTreeRegressor(splitter=splitter, max_depth=4).fit(Xr, y_ro, w_ro)
-        modules = {{"_predict": _predict, "_builder": _builder, "_binning": _binning}}
+        modules = {{"_predict": _predict, "_builder": _builder, "_binning": _binning,
+                    "_splitter": _splitter, "_two_valued": _two_valued}}
         for kernel in ("_predict.route_rows_serial", "_predict.decision_path_rows",
-                       "_builder.build", "_builder.build_hist", "_binning.code_serial"):
+                       "_builder.build", "_builder.build_hist", "_binning.code_serial",
+                       "_splitter.presort_serial", "_two_valued.scan_chunks_serial",
+                       "_two_valued.fill_high_bits_serial"):
             module, attr = kernel.split(".")
             dispatcher = getattr(modules[module], attr)
             print(kernel, len(dispatcher.signatures), dispatcher.signatures)
@@ -377,6 +382,9 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         "_builder.build": 1,
         "_builder.build_hist": 1,
         "_binning.code_serial": 1,
+        "_splitter.presort_serial": 1,
+        "_two_valued.scan_chunks_serial": 1,
+        "_two_valued.fill_high_bits_serial": 1,
     }, out
 
 

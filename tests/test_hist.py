@@ -117,6 +117,29 @@ def test_sampled_binning_keeps_values_the_sample_missed():
             _assert_binned_equal(binned, tuple(first))
 
 
+def test_binning_reads_a_read_only_x_without_copying_it():
+    """A read-only X (a memory map opened "r") is binned in place, to the same codes.
+
+    numba types read-only arrays apart; the binning once copied such an X whole (peak memory
+    +1x X) to reach the kernels' writeable signature. Now every X reaches them read-only.
+    """
+    import tracemalloc
+
+    n = 8 * _binning.BIN_SAMPLE_ROWS
+    X = np.random.default_rng(2).normal(size=(n, 4)).astype(np.float32)
+    expected = _binning.bin_features(X, 255, 1)
+    X.flags.writeable = False
+    tracemalloc.start()
+    try:
+        binned = _binning.bin_features(X, 255, 1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    _assert_binned_equal(binned, tuple(expected))
+    # The codes (1 byte a value) and the sample's presort are allocated; a copy of X is not.
+    assert peak < X.nbytes, (peak, X.nbytes)
+
+
 # -- histograms ------------------------------------------------------------------------------
 
 

@@ -54,6 +54,14 @@ inline_kernel = numba.njit(inline="always", **KERNEL_OPTIONS)
 # absolute-error fit); the multi-output sweep went from 12.6 s to 4.3 s the same way.
 # ``benchmarks/bench_startup.py`` and ``numba.core.event`` ("numba:compile") show where
 # compile time goes, kernel by kernel.
+# Unsigned positions: numba maps a negative *signed* index to ``index + len`` (a compare and
+# a select per array access, which also keeps LLVM from treating the address as a plain
+# induction variable); an unsigned index gets no such fix-up. The hottest loops therefore
+# walk ``range(np.uint64(start), np.uint64(end))`` and keep their write cursors uint64:
+# the stable partition of a 465k-row segment went from 4.2 to 2.5 ns per row and feature,
+# and covtype's full-depth fit 20-25 % faster (partition and Gini sweep). Keep every term of
+# such arithmetic unsigned (``u - np.uint64(1)``, not ``u - 1``): numba types uint64 mixed
+# with int64 as float64. Signed copies (``np.int64(u)``) serve comparisons and results.
 # Constant integer arguments of kernel calls are written ``np.int64(0)``, not ``0``, and
 # counters start as ``np.int64(0)``: numba types a bare constant as Literal[int](0) and
 # compiles the callee once more next to its int64 version (measured: 15 kernels compiled

@@ -139,9 +139,10 @@ def count_sorted_codes(codes, start, end, extra_start, extra_end, out):
     order of summation does not matter. Returns the row count (the weight).
     """
     out[:] = 0.0
-    for p in range(start, end):
+    # Unsigned positions: see _jit.
+    for p in range(np.uint64(start), np.uint64(end)):
         out[codes[p]] += 1.0
-    for p in range(extra_start, extra_end):
+    for p in range(np.uint64(extra_start), np.uint64(extra_end)):
         out[codes[p]] += 1.0
     return np.float64(end - start + extra_end - extra_start)
 
@@ -240,9 +241,11 @@ def unit_gini_sweep(
         sq_right += right * right
     # weight_left at position r is weight_p + (r - p): exact integers, no float chain.
     weight_p = weight_left - np.float64(p)
-    for r in range(p, end):
+    for u in range(np.uint64(p), np.uint64(end)):
+        # u indexes, r counts (see "Unsigned positions" in _jit).
+        r = np.int64(u)
         # Candidate: left = [start, r), right = [r, end), at every step between values.
-        if r > start and val[r] > val[r - 1] + FEATURE_THRESHOLD:
+        if r > start and val[u] > val[u - np.uint64(1)] + FEATURE_THRESHOLD:
             weight_left = weight_p + np.float64(r)
             if end - r < min_right or weight - weight_left < min_weight_leaf:
                 break  # the right side only shrinks from here on
@@ -257,8 +260,9 @@ def unit_gini_sweep(
                 if proxy > best_proxy:
                     best_proxy = proxy
                     best_pos = r
-                    threshold = np.float64(val[r - 1]) / 2.0 + np.float64(val[r]) / 2.0
-        c = codes[r]
+                    below = np.float64(val[u - np.uint64(1)])
+                    threshold = below / 2.0 + np.float64(val[u]) / 2.0
+        c = codes[u]
         count = counts[c]
         # (l + 1)^2 - l^2 = 2l + 1 on the left; (k - 1)^2 - k^2 = 1 - 2k on the right.
         sq_left += 2 * count + 1
@@ -789,16 +793,17 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             continue
         if upkeep[f] == UPKEEP_ALWAYS and row_bits.shape[1] > 0:
             partition_rows(idx, start, end, goes_left, row_bits, scratch_bits)
-        write = start
-        n_right = 0
-        for p in range(start, end):
+        # Unsigned positions and cursors (see "Unsigned positions" in _jit).
+        write = np.uint64(start)
+        n_right = np.uint64(0)
+        for p in range(np.uint64(start), np.uint64(end)):
             # Branch-free: write to both destinations, advance one cursor. The goes_left
             # pattern is random, so a branch here mispredicts half the time. Writing
             # idx[write] is safe because write <= p: that slot has been read already.
             i = idx[p]
             v = val[p]
             c = codes[p]
-            go = side_flag(goes_left, i)
+            go = np.uint64(side_flag(goes_left, i))
             idx[write] = i
             val[write] = v
             codes[write] = c
@@ -806,7 +811,7 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             scratch_val[n_right] = v
             scratch_code[n_right] = c
             write += go
-            n_right += 1 - go
+            n_right += np.uint64(1) - go
         for r in range(n_right):
             idx[write + r] = scratch_idx[r]
             val[write + r] = scratch_val[r]
@@ -820,28 +825,28 @@ def partition_rows(idx, start, end, goes_left, rows, scratch):
     Run before ``idx`` itself is partitioned; the same compaction as
     :func:`partition_feature`, a row of ``rows.shape[1]`` words at a time.
     """
-    write = start
-    n_right = 0
+    write = np.uint64(start)
+    n_right = np.uint64(0)
     if rows.shape[1] == 1:
         # One word per row (up to 64 two-valued features, covtype's 44): a loop over the
         # words of a row cost twice this one.
-        for p in range(start, end):
-            go = side_flag(goes_left, idx[p])
+        for p in range(np.uint64(start), np.uint64(end)):
+            go = np.uint64(side_flag(goes_left, idx[p]))
             word = rows[p, 0]
             rows[write, 0] = word
             scratch[n_right, 0] = word
             write += go
-            n_right += 1 - go
+            n_right += np.uint64(1) - go
         for r in range(n_right):
             rows[write + r, 0] = scratch[r, 0]
         return
-    for p in range(start, end):
-        go = side_flag(goes_left, idx[p])
+    for p in range(np.uint64(start), np.uint64(end)):
+        go = np.uint64(side_flag(goes_left, idx[p]))
         for b in range(rows.shape[1]):
             rows[write, b] = rows[p, b]
             scratch[n_right, b] = rows[p, b]
         write += go
-        n_right += 1 - go
+        n_right += np.uint64(1) - go
     for r in range(n_right):
         for b in range(rows.shape[1]):
             rows[write + r, b] = scratch[r, b]

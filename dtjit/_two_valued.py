@@ -264,7 +264,7 @@ def count_high_rows(codes, start, end, row_bits, counts):
     """
     counts[:, :] = 0.0
     n_words = row_bits.shape[1]
-    for p in range(start, end):
+    for p in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
         c = codes[p]
         for w in range(n_words):
             # One step per set bit, found by table, then cleared: no branch per bit, whose

@@ -152,6 +152,17 @@ def count_sorted_codes(codes, start, end, extra_start, extra_end, out):
 EXACT_SQUARES_LIMIT = 2.0**26
 
 
+# The Gini proxy of a cut is P = -W_r * (1 - S_r / W_r**2) - W_l * (1 - S_l / W_l**2), which
+# is S_l / W_l + S_r / W_r - W in exact arithmetic (S: a side's sum of squared class counts).
+# So P can beat the best proxy B only if S_l * W_r + S_r * W_l > (B + W) * W_l * W_r: no
+# division, and the sweep computes P (two divisions) only for cuts that pass. Rounding
+# moves each side of that test by under 1e-15 * W (every quantity is at most W**3, exact
+# integers below 2**53 rounded at most four times), so lowering the bound by this margin
+# times W lets every cut that can win through: the proxies compared are the very ones
+# computed before, and the splits are the same.
+GINI_BOUND_MARGIN = 1e-12
+
+
 @inline_kernel
 def skip_long_first_group(
     val, codes, start, end, total, n_sweep, n_missing, missing_stats, with_missing_left, left,
@@ -241,6 +252,8 @@ def unit_gini_sweep(
         sq_right += right * right
     # weight_left at position r is weight_p + (r - p): exact integers, no float chain.
     weight_p = weight_left - np.float64(p)
+    # Division-free pre-test of a candidate (see GINI_BOUND_MARGIN); -inf admits the first.
+    bound = -np.inf
     for u in range(np.uint64(p), np.uint64(end)):
         # u indexes, r counts (see "Unsigned positions" in _jit).
         r = np.int64(u)
@@ -249,11 +262,18 @@ def unit_gini_sweep(
             weight_left = weight_p + np.float64(r)
             if end - r < min_right or weight - weight_left < min_weight_leaf:
                 break  # the right side only shrinks from here on
-            if r - start >= min_left and weight_left >= min_weight_leaf:
-                weight_right = weight - weight_left
+            weight_right = weight - weight_left
+            squares_left = np.float64(sq_left)
+            squares_right = np.float64(sq_right)
+            if (
+                r - start >= min_left
+                and weight_left >= min_weight_leaf
+                and squares_left * weight_right + squares_right * weight_left
+                > bound * (weight_left * weight_right)
+            ):
                 proxy = children_proxy(
-                    gini_from_squares(np.float64(sq_left), weight_left),
-                    gini_from_squares(np.float64(sq_right), weight_right),
+                    gini_from_squares(squares_left, weight_left),
+                    gini_from_squares(squares_right, weight_right),
                     weight_left,
                     weight_right,
                 )
@@ -262,6 +282,7 @@ def unit_gini_sweep(
                     best_pos = r
                     below = np.float64(val[u - np.uint64(1)])
                     threshold = below / 2.0 + np.float64(val[u]) / 2.0
+                    bound = best_proxy + weight - weight * GINI_BOUND_MARGIN
         c = codes[u]
         count = counts[c]
         # (l + 1)^2 - l^2 = 2l + 1 on the left; (k - 1)^2 - k^2 = 1 - 2k on the right.

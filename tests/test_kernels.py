@@ -315,3 +315,55 @@ def test_sorted_codes_follow_the_sorted_ids():
     _splitter.sorted_codes(idx, code, np.array([0, 1, 0], np.uint8), out)
     np.testing.assert_array_equal(out[[0, 2]], code[idx[[0, 2]]])
     assert (out[1] == 9).all()  # a skipped feature's row is left as it was
+
+
+def _unit_gini_reference(val, codes, n_classes, min_left, min_right):
+    """Score every cut between distinct values with the sweep's float expression; first max wins."""
+    n = len(val)
+    best = (-np.inf, n, 0.0)
+    for r in range(1, n):
+        if not val[r] > val[r - 1] + np.float32(1e-7):
+            continue
+        if r < min_left or n - r < min_right:
+            continue
+        w_left, w_right = float(r), float(n - r)
+        sq_left = float((np.bincount(codes[:r], minlength=n_classes) ** 2).sum())
+        sq_right = float((np.bincount(codes[r:], minlength=n_classes) ** 2).sum())
+        proxy = -w_right * (1.0 - sq_right / (w_right * w_right)) - w_left * (
+            1.0 - sq_left / (w_left * w_left)
+        )
+        if proxy > best[0]:
+            best = (proxy, r, float(val[r - 1]) / 2.0 + float(val[r]) / 2.0)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unit_gini_sweep_keeps_the_first_of_tied_proxies(seed):
+    """The division-free pre-test of ``unit_gini_sweep`` drops no cut that can win.
+
+    Label patterns repeated along the segment give many cuts with exactly equal proxies
+    (the first must win), random labels give near ties; both with and without
+    ``min_samples_leaf`` limits. Proxy, position and threshold must equal the reference's.
+    """
+    rng = np.random.default_rng(seed)
+    for trial in range(40):
+        n_classes = int(rng.integers(2, 6))
+        n = int(rng.integers(2, 300))
+        if trial % 2:
+            pattern = rng.integers(0, n_classes, size=int(rng.integers(1, 6)))
+            codes = np.resize(pattern, n)
+        else:
+            codes = rng.integers(0, n_classes, size=n)
+        codes = codes.astype(np.uint16)
+        val = np.sort(rng.integers(0, max(2, n // int(rng.integers(1, 4))), size=n)).astype(
+            np.float32
+        )
+        min_leaf = int(rng.choice([1, 1, 3, 10]))
+        total = np.bincount(codes, minlength=n_classes).astype(np.float64)
+        got = _splitter.unit_gini_sweep(
+            val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
+            np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), 0.0,
+            np.zeros(n_classes),
+        )  # fmt: skip
+        expected = _unit_gini_reference(val, codes, n_classes, min_leaf, min_leaf)
+        assert got == expected, (seed, trial)

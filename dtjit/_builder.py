@@ -799,8 +799,10 @@ def apply_splits(
                 count_missing(sorted_val[f], start, end) if split_missing[k] == 1 else 0
             )
             end_right = end - n_missing_left
-            for p in range(start, end):
-                set_side_flag(goes_left, idx[p], p < pos - n_missing_left or p >= end_right)
+            end_left = pos - n_missing_left
+            for u in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
+                p = np.int64(u)
+                set_side_flag(goes_left, idx[u], p < end_left or p >= end_right)
             split_features[n_split] = f if n_missing_left == 0 else -1
         n_split += 1
         max_segment = max(max_segment, end - start)

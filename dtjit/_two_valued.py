@@ -360,12 +360,13 @@ def high_side_counts(codes, start, end, row_bits, j, out_high):
     """Class counts of the segment [start, end) high in slot ``j``; returns their number."""
     out_high[:] = 0.0
     word = j >> 6
-    bit = np.uint64(1) << np.uint64(j & 63)
-    n_high = 0
-    for p in range(start, end):
-        if row_bits[p, word] & bit:
-            out_high[codes[p]] += 1.0
-            n_high += 1
+    shift = np.uint64(j & 63)
+    n_high = np.uint64(0)
+    # Branch-free (the bit is data, a branch on it mispredicts), unsigned positions (see _jit).
+    for p in range(np.uint64(start), np.uint64(end)):
+        high = (row_bits[p, word] >> shift) & np.uint64(1)
+        out_high[codes[p]] += np.float64(high)
+        n_high += high
     return np.float64(n_high)
 
 
@@ -374,9 +375,8 @@ def mark_two_valued_sides(rows, start, end, row_bits, j, goes_left):
     """Set the side flags of a node's rows split on slot ``j``: ``low`` rows go left."""
     word = j >> 6
     bit = np.uint64(1) << np.uint64(j & 63)
-    for p in range(start, end):
-        i = rows[p]
-        set_side_flag(goes_left, i, (row_bits[p, word] & bit) == np.uint64(0))
+    for p in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
+        set_side_flag(goes_left, rows[p], (row_bits[p, word] & bit) == np.uint64(0))
 
 
 def two_valued_layout(

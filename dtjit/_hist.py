@@ -52,10 +52,11 @@ def add_rows(rows, start, end, codes, bin_offset, f_first, f_stop, code, contrib
     if unit_weight:
         # Unweighted classification: the class counts are all; a bin's weight and row
         # count are their sum (see bin_totals), so one add per (row, feature) instead of 3.
-        for p in range(start, end):
+        # Unsigned positions and bins (see _jit).
+        for p in range(np.uint64(start), np.uint64(end)):
             c = code[p]
-            for f in range(f_first, f_stop):
-                hist[bin_offset[f] + codes[p, f], c] += 1.0
+            for f in range(np.uint64(f_first), np.uint64(f_stop)):
+                hist[np.uint64(bin_offset[f]) + codes[p, f], c] += 1.0
         return
     for p in range(start, end):
         i = rows[p]

@@ -411,12 +411,15 @@ def best_split_in_segment(
         group_code = codes[p]
         pure = True
         next_weight_left = weight_left + (1.0 if unit_weight else sample_weight[idx[p]])
-        q = p + 1
-        while q < end and val[q] <= val[q - 1] + FEATURE_THRESHOLD:
-            if codes[q] != group_code:
+        # Unsigned positions in the row loops (see _jit).
+        u_end = np.uint64(end)
+        u = np.uint64(p + 1)
+        while u < u_end and val[u] <= val[u - np.uint64(1)] + FEATURE_THRESHOLD:
+            if codes[u] != group_code:
                 pure = False
-            next_weight_left += 1.0 if unit_weight else sample_weight[idx[q]]
-            q += 1
+            next_weight_left += 1.0 if unit_weight else sample_weight[idx[u]]
+            u += np.uint64(1)
+        q = np.int64(u)
         # Candidate: left = [start, p), right = [p, end).
         if p > start:
             if end - p < min_right or weight - weight_left < min_weight_leaf:
@@ -470,8 +473,8 @@ def best_split_in_segment(
                         best_pos = p
                         threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
             prev_left_feasible = left_feasible
-        for r in range(p, q):
-            left[codes[r]] += 1.0 if unit_weight else contrib[idx[r]]
+        for u in range(np.uint64(p), np.uint64(q)):
+            left[codes[u]] += 1.0 if unit_weight else contrib[idx[u]]
         weight_left = next_weight_left
         prev_pure = pure
         prev_code = group_code

@@ -405,14 +405,13 @@ def best_split_in_segment(
             val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
             min_right, min_weight_leaf, left,
         )  # fmt: skip
+    u_end = np.uint64(end)  # unsigned positions in the row loops below (see _jit)
     while p < end:
         # The group of values tied with val[p] is [p, q): its class purity, and the left
         # weight once it is added (summed in the same order as the real update below).
         group_code = codes[p]
         pure = True
         next_weight_left = weight_left + (1.0 if unit_weight else sample_weight[idx[p]])
-        # Unsigned positions in the row loops (see _jit).
-        u_end = np.uint64(end)
         u = np.uint64(p + 1)
         while u < u_end and val[u] <= val[u - np.uint64(1)] + FEATURE_THRESHOLD:
             if codes[u] != group_code:

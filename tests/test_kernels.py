@@ -19,6 +19,7 @@ import textwrap
 import numba
 import numpy as np
 import pytest
+from _reference import FEATURE_THRESHOLD, gini
 from numba.core.registry import CPUDispatcher
 
 import dtjit
@@ -318,20 +319,18 @@ def test_sorted_codes_follow_the_sorted_ids():
 
 
 def _unit_gini_reference(val, codes, n_classes, min_left, min_right):
-    """Score every cut between distinct values with the sweep's float expression; first max wins."""
+    """Score every cut between distinct values with scikit-learn's proxy; first max wins."""
     n = len(val)
     best = (-np.inf, n, 0.0)
     for r in range(1, n):
-        if not val[r] > val[r - 1] + np.float32(1e-7):
+        if not val[r] > val[r - 1] + FEATURE_THRESHOLD:
             continue
         if r < min_left or n - r < min_right:
             continue
         w_left, w_right = float(r), float(n - r)
-        sq_left = float((np.bincount(codes[:r], minlength=n_classes) ** 2).sum())
-        sq_right = float((np.bincount(codes[r:], minlength=n_classes) ** 2).sum())
-        proxy = -w_right * (1.0 - sq_right / (w_right * w_right)) - w_left * (
-            1.0 - sq_left / (w_left * w_left)
-        )
+        gini_left = gini(np.bincount(codes[:r], minlength=n_classes), w_left)
+        gini_right = gini(np.bincount(codes[r:], minlength=n_classes), w_right)
+        proxy = -w_right * gini_right - w_left * gini_left
         if proxy > best[0]:
             best = (proxy, r, float(val[r - 1]) / 2.0 + float(val[r]) / 2.0)
     return best

@@ -45,7 +45,7 @@ from ._jit import (
     parallel_kernel,
     read_only,
 )
-from ._splitter import presort_parallel, presort_serial
+from ._splitter import presort
 
 BIN_SAMPLE_ROWS = 200_000
 SAMPLE_SEED = 0  # fixed: the bins depend on the data only, not on random_state
@@ -264,10 +264,7 @@ def _code(X, max_bins, sorted_val, n_threads, check_all):
 
 
 def _presort_values(X, n_threads):
-    sort_all = np.zeros(X.shape[1], dtype=np.uint8)
-    if n_threads > 1 and X.size >= PARALLEL_MIN_WORK:
-        return presort_parallel(X, n_threads, sort_all)[1]
-    return presort_serial(X, sort_all)[1]
+    return presort(X, np.zeros(X.shape[1], dtype=np.uint8), n_threads)[1]
 
 
 def bin_features(X: np.ndarray, max_bins: int, n_threads: int) -> BinnedData:

@@ -285,10 +285,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     X, (cat_slot < 0) if two_valued_applies else None, n_threads
                 )
                 unsorted = (two_valued[0] >= 0).astype(np.uint8)
-                if n_threads > 1 and n_samples * n_features >= PARALLEL_MIN_WORK:
-                    sorted_idx, sorted_val = _splitter.presort_parallel(X, n_threads, unsorted)
-                else:
-                    sorted_idx, sorted_val = _splitter.presort_serial(X, unsorted)
+                sorted_idx, sorted_val = _splitter.presort(X, unsorted, n_threads)
                 # NaN sorts last in each presorted feature (read before the build
                 # partitions the columns in place) instead of scanning X again; the
                 # two-valued columns have none.

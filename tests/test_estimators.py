@@ -367,7 +367,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
                     "_splitter": _splitter, "_two_valued": _two_valued}}
         for kernel in ("_predict.route_rows_serial", "_predict.decision_path_rows",
                        "_builder.build", "_builder.build_hist", "_binning.code_serial",
-                       "_splitter.presort_serial", "_two_valued.scan_chunks_serial",
+                       "_splitter.sort_columns", "_two_valued.scan_chunks_serial",
                        "_two_valued.fill_high_bits_serial"):
             module, attr = kernel.split(".")
             dispatcher = getattr(modules[module], attr)
@@ -382,7 +382,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         "_builder.build": 1,
         "_builder.build_hist": 1,
         "_binning.code_serial": 1,
-        "_splitter.presort_serial": 1,
+        "_splitter.sort_columns": 1,
         "_two_valued.scan_chunks_serial": 1,
         "_two_valued.fill_high_bits_serial": 1,
     }, out

@@ -299,9 +299,11 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
     X[:, 6] = 1024 + rng.integers(0, 256, size=n)  # only bits 13-20 vary
     skip = np.isin(np.arange(7), skipped).astype(np.uint8)
     if kernel == "serial":
-        idx, val = _splitter.presort_serial(X, skip)
+        idx, val = _splitter.presort(X, skip, 1)
     else:
-        idx, val = _splitter.presort_parallel(X, 2, skip)
+        idx = np.empty((7, n), dtype=np.int32)
+        val = np.empty((7, n), dtype=np.float32)
+        _splitter.presort_parallel(X, np.flatnonzero(skip == 0).astype(np.int64), 2, idx, val)
     for f in np.flatnonzero(skip == 0):
         expected = np.argsort(X[:, f], kind="stable")
         np.testing.assert_array_equal(idx[f], expected, err_msg=f"feature {f}")

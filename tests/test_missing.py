@@ -46,8 +46,8 @@ def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_le
     from the other end (``_splitter.skip_long_first_group``).
     """
     is_classifier = criterion != "squared_error"
-    sorted_idx, sorted_val = _splitter.presort_serial(
-        np.ascontiguousarray(x[:, None]), np.zeros(1, np.uint8)
+    sorted_idx, sorted_val = _splitter.presort(
+        np.ascontiguousarray(x[:, None]), np.zeros(1, np.uint8), 1
     )
     code = y.astype(np.int32) if is_classifier else np.zeros(len(y), np.int32)
     contrib = w.copy() if is_classifier else w * y

@@ -18,7 +18,7 @@ from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
 from dtjit._estimators import _classification_sweep, _regression_sweep
 from dtjit._jit import CRITERION_CODES, multi_output_criterion
 from dtjit._multioutput import multi_output_splits_serial, stats_of_rows
-from dtjit._splitter import presort_serial
+from dtjit._splitter import presort
 from dtjit._tree import NODE_ARRAYS
 
 
@@ -35,7 +35,7 @@ def kernel_splits(X, Y, w, criterion, min_samples_leaf=1, min_weight_leaf=0.0):
     else:
         code, contrib, y, n_stats, n_sweep = _regression_sweep(Y, w, CRITERION_CODES[criterion])
     code_of = multi_output_criterion(CRITERION_CODES[criterion], Y.shape[1])
-    sorted_idx, sorted_val = presort_serial(X32, np.zeros(X32.shape[1], np.uint8))
+    sorted_idx, sorted_val = presort(X32, np.zeros(X32.shape[1], np.uint8), 1)
     stats = np.zeros((1, n_stats))
     weight = stats_of_rows(
         code_of, True, sorted_idx[0], np.int64(0), np.int64(n_samples), np.int64(0), np.int64(0),

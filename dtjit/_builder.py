@@ -624,12 +624,22 @@ def evaluate_batch(
             end_right = end - n_missing_left
             if unit_weight and criterion < MULTI_OUTPUT:
                 # Row counts: from the split feature's sorted codes, read in order (this
-                # loop is serial, and a gather per row cost a cache miss each).
+                # loop is serial, and a gather per row cost a cache miss each). Only the
+                # smaller child is counted: the other's counts are the node's minus those,
+                # exact in float64 like every count, and this serial pass reads at most
+                # half of the segment.
                 codes = sorted_code[best_f]
-                weight_left = count_sorted_codes(codes, start, pos, end_right, end,
-                                                 child_stats[k, 0])  # fmt: skip
-                weight_right = count_sorted_codes(codes, pos, end_right, end_right, end_right,
-                                                  child_stats[k, 1])  # fmt: skip
+                small = 0 if pos - start + end - end_right <= end_right - pos else 1
+                if small == 0:
+                    weight_left = count_sorted_codes(codes, start, pos, end_right, end,
+                                                     child_stats[k, 0])  # fmt: skip
+                    weight_right = node_weight[node] - weight_left
+                else:
+                    weight_right = count_sorted_codes(codes, pos, end_right, end_right,
+                                                      end_right, child_stats[k, 1])  # fmt: skip
+                    weight_left = node_weight[node] - weight_right
+                for c in range(child_stats.shape[2]):
+                    child_stats[k, 1 - small, c] = node_stats[node, c] - child_stats[k, small, c]
             else:
                 weight_left = stats_of_rows(
                     criterion, multi_output_search, idx, start, pos, end_right, end, code,

@@ -344,12 +344,16 @@ def test_unit_gini_sweep_keeps_the_first_of_tied_proxies(seed):
 
     Label patterns repeated along the segment give many cuts with exactly equal proxies
     (the first must win), random labels give near ties; both with and without
-    ``min_samples_leaf`` limits. Proxy, position and threshold must equal the reference's.
+    ``min_samples_leaf`` and ``min_weight_leaf`` limits (with unit weights, a least weight
+    ``w`` is a least row count ``ceil(w)``). Every fourth segment is longer than
+    ``BRANCHY_SWEEP_MIN_ROWS``, so both of the sweep's loops are checked. Proxy, position and
+    threshold must equal the reference's.
     """
     rng = np.random.default_rng(seed)
     for trial in range(40):
         n_classes = int(rng.integers(2, 6))
-        n = int(rng.integers(2, 300))
+        long = trial % 4 == 3
+        n = int(rng.integers(2, 300) + (_splitter.BRANCHY_SWEEP_MIN_ROWS if long else 0))
         if trial % 2:
             pattern = rng.integers(0, n_classes, size=int(rng.integers(1, 6)))
             codes = np.resize(pattern, n)
@@ -360,11 +364,13 @@ def test_unit_gini_sweep_keeps_the_first_of_tied_proxies(seed):
             np.float32
         )
         min_leaf = int(rng.choice([1, 1, 3, 10]))
+        min_weight = float(rng.choice([0.0, 0.0, 2.5, 7.0]))
         total = np.bincount(codes, minlength=n_classes).astype(np.float64)
         got = _splitter.unit_gini_sweep(
             val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
-            np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), 0.0,
+            np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), min_weight,
             np.zeros(n_classes),
         )  # fmt: skip
-        expected = _unit_gini_reference(val, codes, n_classes, min_leaf, min_leaf)
+        min_rows = max(min_leaf, int(np.ceil(min_weight)))
+        expected = _unit_gini_reference(val, codes, n_classes, min_rows, min_rows)
         assert got == expected, (seed, trial)

@@ -88,10 +88,10 @@ from ._splitter import (
     partition_parallel,
     partition_serial,
     presorted_constant_features,
+    raise_side_flags,
     rand_below,
     rand_uniform,
     segment_stats,
-    set_side_flag,
 )
 from ._two_valued import (
     bits_in_row_order,
@@ -760,6 +760,11 @@ def apply_splits(
     n_batch = nodes.shape[0]
     split_nodes = np.empty(n_batch, dtype=np.int64)
     split_features = np.empty(n_batch, dtype=np.int32)
+    flip = np.zeros(n_batch, dtype=np.uint8)
+    # Every flag starts at 0: a plain split raises only its smaller child's flags (an OR per
+    # sample, on at most half of the segment) and says which child that is in flip; the
+    # other splits set each flag of their segment (set_side_flag).
+    goes_left[:] = 0
     n_split = 0
     max_segment = np.int64(0)
     work = 0
@@ -810,9 +815,12 @@ def apply_splits(
             )
             end_right = end - n_missing_left
             end_left = pos - n_missing_left
-            for u in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
-                p = np.int64(u)
-                set_side_flag(goes_left, idx[u], p < end_left or p >= end_right)
+            if end_left - start + end - end_right <= end_right - end_left:
+                raise_side_flags(idx, start, end_left, goes_left)
+                raise_side_flags(idx, end_right, end, goes_left)
+            else:
+                raise_side_flags(idx, end_left, end_right, goes_left)
+                flip[n_split] = 1
             split_features[n_split] = f if n_missing_left == 0 else -1
         n_split += 1
         max_segment = max(max_segment, end - start)
@@ -820,13 +828,14 @@ def apply_splits(
     if n_split > 0:
         split_nodes = split_nodes[:n_split]
         split_features = split_features[:n_split]
+        flip = flip[:n_split]
         if parallel and work * sorted_idx.shape[0] >= PARALLEL_MIN_WORK:
             partition_parallel(split_nodes, node_start, node_end, split_features, goes_left,
-                               sorted_idx, sorted_val, sorted_code, upkeep, high_bits,
+                               flip, sorted_idx, sorted_val, sorted_code, upkeep, high_bits,
                                max_segment, n_chunks)  # fmt: skip
         else:
             partition_serial(split_nodes, node_start, node_end, split_features, goes_left,
-                             sorted_idx, sorted_val, sorted_code, upkeep, high_bits,
+                             flip, sorted_idx, sorted_val, sorted_code, upkeep, high_bits,
                              max_segment)  # fmt: skip
     return node_count
 

@@ -73,6 +73,17 @@ def set_side_flag(flags, i, goes_left):
 
 
 @inline_kernel
+def raise_side_flags(idx, start, end, flags):
+    """Set to 1 the flags (:func:`new_side_flags`) of the samples ``idx[start:end]``.
+
+    For flags cleared beforehand: an OR per sample, where :func:`set_side_flag` also clears.
+    """
+    for u in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
+        i = idx[u]
+        flags[i >> 3] |= np.uint8(1) << np.uint8(i & 7)
+
+
+@inline_kernel
 def side_flag(flags, i):
     """Sample ``i``'s flag of :func:`new_side_flags`: 1 if it goes left, else 0."""
     return np.int64((flags[i >> 3] >> (i & 7)) & 1)
@@ -858,10 +869,13 @@ def best_splits_parallel(
 
 
 @kernel
-def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                      sorted_val, sorted_code, upkeep, row_bits, scratch_idx, scratch_val,
-                      scratch_code, scratch_bits):  # fmt: skip
+def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, flip,
+                      sorted_idx, sorted_val, sorted_code, upkeep, row_bits, scratch_idx,
+                      scratch_val, scratch_code, scratch_bits):  # fmt: skip
     """Stable partition of feature ``f``'s segments of the split nodes into left | right.
+
+    A sample of node ``k`` goes left when its flag in ``goes_left`` differs from ``flip[k]``
+    (0 or 1: the builder flags whichever child of a node has fewer samples).
 
     Notes
     -----
@@ -896,8 +910,9 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
         end = node_end[node]
         if upkeep[f] != UPKEEP_ALWAYS and val[end - 1] <= val[start] + FEATURE_THRESHOLD:
             continue
+        flip_k = np.uint64(flip[k])
         if upkeep[f] == UPKEEP_ALWAYS and row_bits.shape[1] > 0:
-            partition_rows(idx, start, end, goes_left, row_bits, scratch_bits)
+            partition_rows(idx, start, end, goes_left, flip_k, row_bits, scratch_bits)
         # Unsigned positions and cursors (see "Unsigned positions" in _jit).
         write = np.uint64(start)
         n_right = np.uint64(0)
@@ -908,7 +923,7 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             i = idx[p]
             v = val[p]
             c = codes[p]
-            go = np.uint64(side_flag(goes_left, i))
+            go = np.uint64(side_flag(goes_left, i)) ^ flip_k
             idx[write] = i
             val[write] = v
             codes[write] = c
@@ -924,8 +939,10 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
 
 
 @inline_kernel
-def partition_rows(idx, start, end, goes_left, rows, scratch):
+def partition_rows(idx, start, end, goes_left, flip, rows, scratch):
     """Stable partition of the rows ``rows[start:end]`` by the side of the ids ``idx[start:end]``.
+
+    Sides as in :func:`partition_feature`, ``flip`` (uint64) being the node's.
 
     Run before ``idx`` itself is partitioned; the same compaction as
     :func:`partition_feature`, a row of ``rows.shape[1]`` words at a time.
@@ -936,7 +953,7 @@ def partition_rows(idx, start, end, goes_left, rows, scratch):
         # One word per row (up to 64 two-valued features, covtype's 44): a loop over the
         # words of a row cost twice this one.
         for p in range(np.uint64(start), np.uint64(end)):
-            go = np.uint64(side_flag(goes_left, idx[p]))
+            go = np.uint64(side_flag(goes_left, idx[p])) ^ flip
             word = rows[p, 0]
             rows[write, 0] = word
             scratch[n_right, 0] = word
@@ -946,7 +963,7 @@ def partition_rows(idx, start, end, goes_left, rows, scratch):
             rows[write + r, 0] = scratch[r, 0]
         return
     for p in range(np.uint64(start), np.uint64(end)):
-        go = np.uint64(side_flag(goes_left, idx[p]))
+        go = np.uint64(side_flag(goes_left, idx[p])) ^ flip
         for b in range(rows.shape[1]):
             rows[write, b] = rows[p, b]
             scratch[n_right, b] = rows[p, b]
@@ -958,7 +975,7 @@ def partition_rows(idx, start, end, goes_left, rows, scratch):
 
 
 @kernel
-def partition_serial(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
+def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip, sorted_idx,
                      sorted_val, sorted_code, upkeep, row_bits, max_segment):  # fmt: skip
     """Partition every feature's segments of the split nodes, one feature after the other."""
     scratch_idx = np.empty(max_segment, dtype=np.int32)
@@ -966,14 +983,14 @@ def partition_serial(nodes, node_start, node_end, split_feature, goes_left, sort
     scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
     scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype)
     for f in range(sorted_idx.shape[0]):
-        partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                          sorted_val, sorted_code, upkeep, row_bits, scratch_idx, scratch_val,
-                          scratch_code, scratch_bits)  # fmt: skip
+        partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, flip,
+                          sorted_idx, sorted_val, sorted_code, upkeep, row_bits, scratch_idx,
+                          scratch_val, scratch_code, scratch_bits)  # fmt: skip
 
 
 @parallel_kernel
-def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, sorted_idx,
-                       sorted_val, sorted_code, upkeep, row_bits, max_segment,
+def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, flip,
+                       sorted_idx, sorted_val, sorted_code, upkeep, row_bits, max_segment,
                        n_chunks):  # fmt: skip
     """Partition like :func:`partition_serial`, features dealt to ``n_chunks`` chunks.
 
@@ -991,7 +1008,7 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, so
         scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
         scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype)
         for f in range(chunk, n_features, n_chunks):
-            partition_feature(f, nodes, node_start, node_end, split_feature, goes_left,
+            partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, flip,
                               sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
                               scratch_idx, scratch_val, scratch_code,
                               scratch_bits)  # fmt: skip

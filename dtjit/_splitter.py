@@ -628,14 +628,16 @@ def values_versus_missing_proxy(
 
 @kernel
 def best_split_with_missing(
-    idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
-    criterion, min_samples_leaf, min_weight_leaf, left, missing_stats,
+    idx, val, codes, start, end, contrib, sample_weight, unit_weight, node_stats, node, weight,
+    n_sweep, criterion, min_samples_leaf, min_weight_leaf, left, missing_stats,
 ):  # fmt: skip
     """Best split of one feature for one node, NaN rows included (scikit-learn 1.9's rules).
 
     Parameters are those of :func:`best_split_in_segment` for the whole segment
     ``[start, end)``, whose NaN values form its tail; ``missing_stats`` is scratch like
-    ``left``.
+    ``left``. The node's statistics ``total`` are passed as ``node_stats`` and ``node``:
+    a row view made by the caller cost reference-count updates on every call, one call per
+    (node, feature) (about 2 % of a covtype fit on one thread).
 
     Returns
     -------
@@ -657,6 +659,7 @@ def best_split_with_missing(
     A feature whose non-missing values are all equal can still split them from the NaN
     rows; a feature that is all NaN in the node cannot split.
     """
+    total = node_stats[node]
     n_missing = count_missing(val, start, end)
     end_non_missing = end - n_missing
     missing_weight = 0.0
@@ -811,7 +814,7 @@ def best_splits_of_feature(
         elif candidate[k, f]:
             proxy, pos, threshold, missing = best_split_with_missing(
                 idx, val, codes, node_start[node], node_end[node], contrib, sample_weight,
-                unit_weight, node_stats[node], node_weight[node], n_sweep, criterion,
+                unit_weight, node_stats, node, node_weight[node], n_sweep, criterion,
                 min_samples_leaf, min_weight_leaf, left, missing_stats,
             )  # fmt: skip
         else:

@@ -56,7 +56,8 @@ def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_le
     total = np.zeros(n_sweep)
     np.add.at(total, code, contrib)
     proxy, pos, threshold, missing = _splitter.best_split_with_missing(
-        sorted_idx[0], sorted_val[0], codes, 0, len(x), contrib, w, unit, total, w.sum(),
+        sorted_idx[0], sorted_val[0], codes, 0, len(x), contrib, w, unit, total[None, :], 0,
+        w.sum(),
         n_sweep, dtjit._jit.CRITERION_CODES[criterion], min_samples_leaf, min_weight_leaf,
         np.empty(n_sweep), np.empty(n_sweep),
     )  # fmt: skip

@@ -227,3 +227,13 @@ def test_serial_and_parallel_builds_are_bit_identical(max_leaf_nodes):
     parallel = dtjit.DecisionTreeClassifier(n_jobs=2, **kw).fit(X, y)
     for name, a in serial.tree_.to_arrays().items():
         np.testing.assert_array_equal(a, getattr(parallel.tree_, name), err_msg=name)
+
+
+def test_lowest_set_bit_matches_python_bit_arithmetic():
+    rng = np.random.default_rng(3)
+    words = [1, 2**63, 2**63 + 2**5, 0xFFFF0000] + [
+        int(rng.integers(1, 2**63)) << int(rng.integers(0, 2)) for _ in range(500)
+    ]
+    for word in words:
+        expected = (word & -word).bit_length() - 1
+        assert _two_valued.lowest_set_bit(np.uint64(word)) == expected, hex(word)

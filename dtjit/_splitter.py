@@ -279,11 +279,12 @@ def score_gini_cut(
 
 @inline_kernel
 def first_cut_of_weight(weight_p, weight, min_weight_leaf, lo, hi, right):
-    """First cut ``r`` in ``[lo, hi)`` whose left weight ``weight_p + r`` is at least the least.
+    """Return the first cut ``r`` in ``[lo, hi)`` whose left side weighs ``min_weight_leaf``.
 
-    That least is ``min_weight_leaf``; with ``right``, the first cut whose right weight
-    ``weight - weight_p - r`` is below it instead. ``hi`` if none.
-    Binary search with the sweep's own float expressions (both tests are monotone in r).
+    The left weight is ``weight_p + r`` and must reach ``min_weight_leaf``; with ``right``,
+    the first cut whose right weight ``weight - weight_p - r`` falls below it instead.
+    ``hi`` if none. Binary search with the sweep's own float expressions (both tests are
+    monotone in r).
     """
     while lo < hi:
         mid = (lo + hi) >> 1

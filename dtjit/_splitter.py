@@ -870,12 +870,7 @@ def best_splits_parallel(
     middle = halves_of_batch(nodes, node_start, node_end)
     for t in prange(n_threads):
         for item in range(2 * n_features):
-            f = item >> 1
-            half = item & 1
-            if (f + half) % n_threads != np.int64(t):
-                continue
-            first = 0 if half == 0 else middle
-            stop = middle if half == 0 else n_nodes
+            f, first, stop = work_item(item, np.int64(t), n_threads, middle, n_nodes)
             if first == stop:
                 continue
             best_splits_of_feature(
@@ -885,6 +880,24 @@ def best_splits_parallel(
                 random_split, out_proxy[first:stop], out_pos[first:stop],
                 out_threshold[first:stop], out_missing[first:stop],
             )  # fmt: skip
+
+
+@inline_kernel
+def work_item(item, thread, n_threads, middle, n_nodes):
+    """Return ``f, first, stop``: the feature and batch positions of work item ``item``.
+
+    Item ``2 f + half`` is half ``half`` of feature ``f``'s nodes, the batch being cut at
+    ``middle`` (:func:`halves_of_batch`) into ``[0, middle)`` and ``[middle, n_nodes)``.
+    Thread ``thread`` owns the items with ``(f + half) % n_threads == thread``; for the
+    others, and for an empty half, ``first == stop``.
+    """
+    f = item >> 1
+    half = item & 1
+    if (f + half) % n_threads != thread:
+        return f, 0, 0
+    if half == 0:
+        return f, 0, middle
+    return f, middle, n_nodes
 
 
 @inline_kernel
@@ -1047,12 +1060,7 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, fl
         scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
         scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype)
         for item in range(2 * n_features):
-            f = item >> 1
-            half = item & 1
-            if (f + half) % n_chunks != np.int64(chunk):
-                continue
-            first = 0 if half == 0 else middle
-            stop = middle if half == 0 else n_nodes
+            f, first, stop = work_item(item, np.int64(chunk), n_chunks, middle, n_nodes)
             if first == stop:
                 continue
             partition_feature(f, nodes[first:stop], node_start, node_end,

@@ -92,6 +92,7 @@ from ._splitter import (
     rand_below,
     rand_uniform,
     segment_stats,
+    set_side_flag,
 )
 from ._two_valued import (
     bits_in_row_order,
@@ -761,10 +762,19 @@ def apply_splits(
     split_nodes = np.empty(n_batch, dtype=np.int64)
     split_features = np.empty(n_batch, dtype=np.int32)
     flip = np.zeros(n_batch, dtype=np.uint8)
-    # Every flag starts at 0: a plain split raises only its smaller child's flags (an OR per
-    # sample, on at most half of the segment) and says which child that is in flip; the
-    # other splits set each flag of their segment (set_side_flag).
-    goes_left[:] = 0
+    # With every flag cleared first, a plain split raises only its smaller child's flags (an
+    # OR per sample, on at most half of the segment) and says which child that is in flip.
+    # Clearing costs the whole bit array, so it is done only when the batch's segments are
+    # large against it (a level of a breadth-first build), not for the few small nodes of a
+    # best-first step; otherwise, and for the other kinds of split, each flag of the segment
+    # is set (set_side_flag).
+    batch_rows = 0
+    for k in range(n_batch):
+        if split_feature[k] >= 0:
+            batch_rows += node_end[nodes[k]] - node_start[nodes[k]]
+    cleared = batch_rows >= goes_left.shape[0]
+    if cleared:
+        goes_left[:] = 0
     n_split = 0
     max_segment = np.int64(0)
     work = 0
@@ -815,7 +825,11 @@ def apply_splits(
             )
             end_right = end - n_missing_left
             end_left = pos - n_missing_left
-            if end_left - start + end - end_right <= end_right - end_left:
+            if not cleared:
+                for u in range(np.uint64(start), np.uint64(end)):  # unsigned: see _jit
+                    p = np.int64(u)
+                    set_side_flag(goes_left, idx[u], p < end_left or p >= end_right)
+            elif end_left - start + end - end_right <= end_right - end_left:
                 raise_side_flags(idx, start, end_left, goes_left)
                 raise_side_flags(idx, end_right, end, goes_left)
             else:

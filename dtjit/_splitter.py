@@ -924,8 +924,9 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
                       scratch_val, scratch_code, scratch_bits):  # fmt: skip
     """Stable partition of feature ``f``'s segments of the split nodes into left | right.
 
-    A sample of node ``k`` goes left when its flag in ``goes_left`` differs from ``flip[k]``
-    (0 or 1: the builder flags whichever child of a node has fewer samples).
+    A sample of node ``k`` goes left when its flag in ``goes_left`` differs from ``flip[k]``:
+    with ``flip[k] == 0`` the flags mark the left child, with 1 the right one (the builder
+    may mark only the smaller child, see ``_builder.apply_splits``).
 
     Notes
     -----

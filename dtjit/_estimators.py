@@ -290,12 +290,13 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 # partitions the columns in place) instead of scanning X again; the
                 # two-valued columns have none.
                 self.features_with_missing_ = np.isnan(sorted_val[:, -1]) & (unsorted == 0)
+                sorted_code = _sorted_codes(sorted_idx, code, n_outputs, unsorted, n_threads)
                 built, node_bits = _builder.builder_for(_builder.build, switches)(
-                    sorted_idx, sorted_val, _sorted_codes(sorted_idx, code, n_outputs, unsorted),
+                    sorted_idx, sorted_val, sorted_code,
                     *build_args, self.splitter == "random", cat_slot, n_words, two_valued,
                     *switches,
                 )  # fmt: skip
-                del sorted_idx, sorted_val
+                del sorted_idx, sorted_val, sorted_code
         (
             feature, threshold, left, right, missing_left, _depth,
             node_stats, weight, impurity, n_node_samples,
@@ -714,7 +715,11 @@ def _regression_sweep(
 
 
 def _sorted_codes(
-    sorted_idx: np.ndarray, code: np.ndarray, n_outputs: int, unsorted: np.ndarray
+    sorted_idx: np.ndarray,
+    code: np.ndarray,
+    n_outputs: int,
+    unsorted: np.ndarray,
+    n_threads: int,
 ) -> np.ndarray:
     """Return the exact builder's ``sorted_code`` (``_splitter``) as uint16.
 
@@ -724,11 +729,15 @@ def _sorted_codes(
     variant, tens of seconds of compilation). Several outputs do not read it (their sweep
     gathers per-row codes), so it is only zeros to partition. ``_check_sorted_code_range``
     has checked that the codes fit. The rows of ``unsorted`` features are left uninitialised.
+    Written on ``n_threads`` threads when the work pays for a parallel region.
     """
     if n_outputs > 1:
         return np.zeros(sorted_idx.shape, dtype=np.uint16)
     out = np.empty(sorted_idx.shape, dtype=np.uint16)
-    _splitter.sorted_codes(sorted_idx, code, unsorted, out)
+    if n_threads > 1 and sorted_idx.size >= PARALLEL_MIN_WORK:
+        _splitter.sorted_codes_parallel(sorted_idx, code, unsorted, n_threads, out)
+    else:
+        _splitter.sorted_codes(sorted_idx, code, unsorted, 0, sorted_idx.shape[1], out)
     return out
 
 

@@ -310,14 +310,28 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
         np.testing.assert_array_equal(val[f], X[expected, f])
 
 
-def test_sorted_codes_follow_the_sorted_ids():
+@pytest.mark.parametrize("n_chunks", [None, 1, 2, 3])
+def test_sorted_codes_follow_the_sorted_ids(n_chunks):
+    """Serial (``None``) and parallel kernels against numpy's gather, uneven blocks included."""
     rng = np.random.default_rng(2)
     idx = np.stack([rng.permutation(100) for _ in range(3)]).astype(np.int32)
     code = rng.integers(0, 4, size=100).astype(np.int32)
     out = np.full(idx.shape, 9, dtype=np.uint16)
-    _splitter.sorted_codes(idx, code, np.array([0, 1, 0], np.uint8), out)
+    skip = np.array([0, 1, 0], np.uint8)
+    if n_chunks is None:
+        _splitter.sorted_codes(idx, code, skip, 0, 100, out)
+    else:
+        _splitter.sorted_codes_parallel(idx, code, skip, n_chunks, out)
     np.testing.assert_array_equal(out[[0, 2]], code[idx[[0, 2]]])
     assert (out[1] == 9).all()  # a skipped feature's row is left as it was
+
+
+def test_sorted_codes_of_a_block_of_positions():
+    idx = np.array([[3, 1, 0, 2]], np.int32)
+    code = np.array([10, 11, 12, 13], np.int32)
+    out = np.zeros((1, 4), np.uint16)
+    _splitter.sorted_codes(idx, code, np.zeros(1, np.uint8), 1, 3, out)
+    np.testing.assert_array_equal(out[0], [0, 11, 10, 0])
 
 
 def _unit_gini_reference(val, codes, n_classes, min_left, min_right):

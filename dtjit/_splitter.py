@@ -7,8 +7,9 @@ Data layout, shared by the whole build:
   ``[start, end)``, the same for all features, and inside it the ids are in increasing order of
   feature ``f``. Columns are sorted once; after each split a stable partition of every feature's
   segment preserves the order, so no node ever sorts.
-- ``sorted_code[f]`` (uint16), same shape, holds ``code[i]`` of those
-  samples, so the sweep reads classes sequentially; it is partitioned with ids and values.
+- ``sorted_code[f]`` (uint8, or uint16 past 256 classes), same shape, holds ``code[i]`` of
+  those samples, so the sweep reads classes sequentially; it is partitioned with ids and
+  values.
 - ``code[i]`` (int32) and ``contrib[i]`` (float64) say what sample ``i`` adds to the sweep
   statistics: ``stats[code[i]] += contrib[i]`` (class code and weight for classification,
   ``0`` and ``w * y`` for regression); ``sample_weight[i]`` is added to the side's weight.
@@ -1253,7 +1254,7 @@ def sorted_codes(sorted_idx, code, skip, start, end, out):
     Kept next to the sorted values and moved by the same partition, so the sweep reads the
     class of each sample sequentially instead of gathering it (a cache miss per sample once
     the label array outgrows the cache: measured ~30 ns vs ~14 ns per sample step). ``out``
-    is uint16 (see the estimator's ``_sorted_codes``).
+    is uint8 or uint16 (see the estimator's ``_sorted_codes``).
     """
     for f in range(sorted_idx.shape[0]):
         if skip[f]:

@@ -68,8 +68,9 @@ def set_side_flag(flags, i, goes_left):
     Branch-free: callers pass sides that depend on the data (a two-valued column's bit, a
     category), and a branch on them mispredicted about half of the time.
     """
-    shift = np.uint8(i & 7)
-    byte = i >> 3
+    u = np.uint64(i)  # unsigned: see side_flag
+    shift = np.uint8(u & np.uint64(7))
+    byte = u >> np.uint64(3)
     flags[byte] = (flags[byte] & ~(np.uint8(1) << shift)) | (np.uint8(goes_left) << shift)
 
 
@@ -80,14 +81,20 @@ def raise_side_flags(idx, start, end, flags):
     For flags cleared beforehand: an OR per sample, where :func:`set_side_flag` also clears.
     """
     for u in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
-        i = idx[u]
-        flags[i >> 3] |= np.uint8(1) << np.uint8(i & 7)
+        i = np.uint64(idx[u])  # unsigned: see side_flag
+        flags[i >> np.uint64(3)] |= np.uint8(1) << np.uint8(i & np.uint64(7))
 
 
 @inline_kernel
 def side_flag(flags, i):
-    """Sample ``i``'s flag of :func:`new_side_flags`: 1 if it goes left, else 0."""
-    return np.int64((flags[i >> 3] >> (i & 7)) & 1)
+    """Sample ``i``'s flag of :func:`new_side_flags`: 1 if it goes left, else 0.
+
+    ``i`` is a sample id (int32, never negative), made unsigned so that the byte index is
+    too: a signed one gets numba's negative-index fix-up, three of the thirty-odd
+    instructions per row of the partition loop (see "Unsigned positions" in _jit).
+    """
+    u = np.uint64(i)
+    return np.int64((flags[u >> np.uint64(3)] >> (u & np.uint64(7))) & np.uint64(1))
 
 
 @kernel

@@ -914,7 +914,7 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 40-50 s on a 2-core machine; later calls, and later Python
+    installing takes about 40-65 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
     own: its first use compiles for about 30 s more. Categorical features,
     ``criterion="absolute_error"`` and multi-output y are compiled on their first use
@@ -1177,7 +1177,7 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 40-50 s on a 2-core machine; later calls, and later Python
+    installing takes about 40-65 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
     own: its first use compiles for about 30 s more. Categorical features,
     ``criterion="absolute_error"`` and multi-output y are compiled on their first use

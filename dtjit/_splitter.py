@@ -40,6 +40,7 @@ from ._jit import (
     kernel,
     parallel_kernel,
 )
+from ._work_queue import claim_item, new_work_queue
 
 NO_SPLIT = -np.inf
 
@@ -867,66 +868,62 @@ def best_splits_parallel(
     per-node reduction over features happens afterwards in feature order: results are
     bit-identical to the serial version.
 
-    The work items are the two halves (:func:`halves_of_batch`) of each feature's nodes, and
-    thread ``t`` takes those with ``(f + half) % n_threads == t``. With one node in the
-    batch the second halves are empty and threads take features ``t, t + n_threads, ...``
-    (rather than contiguous blocks: neighbouring columns tend to cost alike, covtype's 10
-    numeric columns first, its sparse 0/1 columns, nearly free, last); with many nodes each
-    thread sweeps half of every feature's rows. Features dealt whole left the threads
-    unequal by the features' costs: covtype's two costliest columns, both odd, kept one of
-    two threads busy 20 % longer than the other.
+    The work items are the parts of each feature's nodes (:func:`parts_of_batch`), claimed
+    by the threads as they come free (``_work_queue``). With one node in the batch an item is
+    a whole feature; with many, a part of a feature's rows. Items dealt in a fixed pattern
+    left the threads unequal by the items' costs: covtype's ten numeric columns cost from
+    one to several times each other, its 44 sparse 0/1 columns nearly nothing.
     """
     n_features = sorted_idx.shape[0]
-    n_nodes = nodes.shape[0]
-    middle = halves_of_batch(nodes, node_start, node_end)
+    cuts = parts_of_batch(nodes, node_start, node_end, n_threads * PARTS_PER_THREAD)
+    n_parts = cuts.shape[0] - 1
+    queue = new_work_queue()
     for t in prange(n_threads):
-        for item in range(2 * n_features):
-            f, first, stop = work_item(item, np.int64(t), n_threads, middle, n_nodes)
-            if first == stop:
-                continue
-            best_splits_of_feature(
-                f, nodes[first:stop], candidate[first:stop], node_start, node_end, node_stats,
-                node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight,
-                unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
-                random_split, out_proxy[first:stop], out_pos[first:stop],
-                out_threshold[first:stop], out_missing[first:stop],
-            )  # fmt: skip
+        item = claim_item(queue)
+        while item < n_features * n_parts:
+            f = item // n_parts
+            first = cuts[item % n_parts]
+            stop = cuts[item % n_parts + 1]
+            if first < stop:
+                best_splits_of_feature(
+                    f, nodes[first:stop], candidate[first:stop], node_start, node_end,
+                    node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
+                    sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
+                    min_weight_leaf, random_split, out_proxy[first:stop], out_pos[first:stop],
+                    out_threshold[first:stop], out_missing[first:stop],
+                )  # fmt: skip
+            item = claim_item(queue)
+
+
+# A parallel pass cuts a batch into this many parts per thread: the items a thread claims
+# are then small enough that the threads finish together.
+PARTS_PER_THREAD = 1
 
 
 @inline_kernel
-def work_item(item, thread, n_threads, middle, n_nodes):
-    """Return ``f, first, stop``: the feature and batch positions of work item ``item``.
+def parts_of_batch(nodes, node_start, node_end, n_parts):
+    """Cut a batch into ``n_parts`` runs of nodes of about equal rows; returns the cut positions.
 
-    Item ``2 f + half`` is half ``half`` of feature ``f``'s nodes, the batch being cut at
-    ``middle`` (:func:`halves_of_batch`) into ``[0, middle)`` and ``[middle, n_nodes)``.
-    Thread ``thread`` owns the items with ``(f + half) % n_threads == thread``; for the
-    others, and for an empty half, ``first == stop``.
-    """
-    f = item >> 1
-    half = item & 1
-    if (f + half) % n_threads != thread:
-        return f, 0, 0
-    if half == 0:
-        return f, 0, middle
-    return f, middle, n_nodes
-
-
-@inline_kernel
-def halves_of_batch(nodes, node_start, node_end):
-    """Return the first ``k`` such that ``nodes[:k]`` holds at least half the batch's rows.
-
-    Splits a batch into two parts of about equal work for the parallel passes; a batch of
-    one node gives 1 (the second part is empty).
+    Part ``j`` is ``nodes[cuts[j]:cuts[j + 1]]``; a part may be empty (a batch of one node
+    gives one part and empty ones), and each node lies in exactly one part.
     """
     total = 0
     for k in range(nodes.shape[0]):
         total += node_end[nodes[k]] - node_start[nodes[k]]
+    cuts = np.empty(n_parts + 1, dtype=np.int64)
+    cuts[0] = 0
+    j = 1
     rows = 0
     for k in range(nodes.shape[0]):
         rows += node_end[nodes[k]] - node_start[nodes[k]]
-        if 2 * rows >= total:
-            return k + 1
-    return nodes.shape[0]
+        # Part j ends at the first node that takes the rows to j / n_parts of the total.
+        while j < n_parts and rows * n_parts >= total * j:
+            cuts[j] = k + 1
+            j += 1
+    while j <= n_parts:
+        cuts[j] = nodes.shape[0]
+        j += 1
+    return cuts
 
 
 @kernel
@@ -1054,32 +1051,35 @@ def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip
 def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, flip,
                        sorted_idx, sorted_val, sorted_code, upkeep, row_bits, max_segment,
                        n_chunks):  # fmt: skip
-    """Partition like :func:`partition_serial`, features dealt to ``n_chunks`` chunks.
+    """Partition like :func:`partition_serial`, on ``n_chunks`` threads.
 
     Notes
     -----
-    Each chunk owns its scratch buffers (allocated once per chunk, not per feature) and writes
-    only the segments of its own work items, so chunks never touch the same memory. The work
-    items are dealt as in :func:`best_splits_parallel`: the halves of each feature's nodes,
-    chunk ``c`` taking those with ``(f + half) % n_chunks == c``.
+    The work items are those of :func:`best_splits_parallel`: the parts of each feature's
+    nodes, claimed as threads come free. An item writes only its own segments, and each
+    thread owns its scratch buffers (allocated once, not per item).
     """
     n_features = sorted_idx.shape[0]
-    n_nodes = nodes.shape[0]
-    middle = halves_of_batch(nodes, node_start, node_end)
+    cuts = parts_of_batch(nodes, node_start, node_end, n_chunks * PARTS_PER_THREAD)
+    n_parts = cuts.shape[0] - 1
+    queue = new_work_queue()
     for chunk in prange(n_chunks):
         scratch_idx = np.empty(max_segment, dtype=np.int32)
         scratch_val = np.empty(max_segment, dtype=np.float32)
         scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
         scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype)
-        for item in range(2 * n_features):
-            f, first, stop = work_item(item, np.int64(chunk), n_chunks, middle, n_nodes)
-            if first == stop:
-                continue
-            partition_feature(f, nodes[first:stop], node_start, node_end,
-                              split_feature[first:stop], goes_left, flip[first:stop],
-                              sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                              scratch_idx, scratch_val, scratch_code,
-                              scratch_bits)  # fmt: skip
+        item = claim_item(queue)
+        while item < n_features * n_parts:
+            f = item // n_parts
+            first = cuts[item % n_parts]
+            stop = cuts[item % n_parts + 1]
+            if first < stop:
+                partition_feature(f, nodes[first:stop], node_start, node_end,
+                                  split_feature[first:stop], goes_left, flip[first:stop],
+                                  sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
+                                  scratch_idx, scratch_val, scratch_code,
+                                  scratch_bits)  # fmt: skip
+            item = claim_item(queue)
 
 
 RADIX_BITS = 11
@@ -1210,16 +1210,23 @@ def presort_parallel(X, columns, n_chunks, sorted_idx, sorted_val):
     -----
     The columns are first copied by blocks of rows, so X is read once in all: each thread
     picking its own columns out of every row read all of X per thread, and the two threads
-    then competed for memory bandwidth. Then chunk ``t`` sorts columns ``t, t + n_chunks,
-    ...`` (disjoint rows of the outputs), dealt in turn rather than in blocks so that costly
-    columns are spread.
+    then competed for memory bandwidth. Then the threads claim the columns one at a time as
+    they come free (``_work_queue``): a column costs one to three radix passes, so columns
+    dealt in a fixed pattern left one thread waiting for the other.
     """
     n_samples = X.shape[0]
     for chunk in prange(n_chunks):
         copy_columns(X, columns, n_samples * chunk // n_chunks,
                      n_samples * (chunk + 1) // n_chunks, sorted_val)  # fmt: skip
+    queue = new_work_queue()
     for chunk in prange(n_chunks):
-        sort_columns(columns[chunk::n_chunks], sorted_idx, sorted_val)
+        entries = np.empty(n_samples, dtype=np.uint64)
+        tmp_entries = np.empty(n_samples, dtype=np.uint64)
+        k = claim_item(queue)
+        while k < columns.shape[0]:
+            f = columns[k]
+            presort_column(sorted_val[f], sorted_idx[f], sorted_val[f], entries, tmp_entries)
+            k = claim_item(queue)
 
 
 def presort(X, skip, n_threads):

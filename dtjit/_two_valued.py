@@ -38,6 +38,7 @@ from ._jit import (
     parallel_kernel,
     read_only,
 )
+from ._work_queue import claim_item, new_work_queue
 from ._splitter import NO_SPLIT, set_side_flag
 
 # What a scan of some rows knows of a column (``scan_rows``), and after the merge of the
@@ -337,20 +338,23 @@ def two_valued_splits_parallel(
     n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
     out_missing, n_chunks,
 ):  # fmt: skip
-    """Do what :func:`two_valued_splits_serial` does, nodes dealt to ``n_chunks`` chunks.
+    """Do what :func:`two_valued_splits_serial` does on ``n_chunks`` threads.
 
-    Each node writes only its own row of the outputs; nodes are dealt in turn (chunk ``t``
-    takes nodes ``t, t + n_chunks, ...``) since a level's nodes come in all sizes.
+    Each node writes only its own row of the outputs; the threads claim the nodes one at a
+    time as they come free (``_work_queue``), since a level's nodes come in all sizes.
     """
+    queue = new_work_queue()
     for chunk in prange(n_chunks):
         counts = np.empty((64 * row_bits.shape[1], n_sweep), dtype=np.int64)
         left = np.empty(n_sweep, dtype=np.float64)
-        for s in range(chunk, nodes.shape[0], n_chunks):
+        s = claim_item(queue)
+        while s < nodes.shape[0]:
             two_valued_splits_of_node(
                 s, nodes[s], slot, threshold, codes, node_start, node_end, node_stats,
                 node_weight, row_bits, n_sweep, criterion, min_samples_leaf,
                 min_weight_leaf, counts, left, out_proxy, out_pos, out_threshold, out_missing,
             )  # fmt: skip
+            s = claim_item(queue)
 
 
 @kernel

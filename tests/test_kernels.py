@@ -23,7 +23,17 @@ from _reference import FEATURE_THRESHOLD, gini
 from numba.core.registry import CPUDispatcher
 
 import dtjit
-from dtjit import _binning, _builder, _criterion, _hist, _mdlp, _multioutput, _predict, _splitter
+from dtjit import (
+    _binning,
+    _builder,
+    _criterion,
+    _hist,
+    _mdlp,
+    _multioutput,
+    _predict,
+    _splitter,
+    _work_queue,
+)
 
 KERNEL_MODULES = [_binning, _builder, _criterion, _hist, _mdlp, _multioutput, _predict, _splitter]
 
@@ -350,6 +360,52 @@ def _unit_gini_reference(val, codes, n_classes, min_left, min_right):
         if proxy > best[0]:
             best = (proxy, r, float(val[r - 1]) / 2.0 + float(val[r]) / 2.0)
     return best
+
+
+def test_parts_of_batch_cut_the_rows_evenly():
+    """Each node lies in exactly one part, parts are runs in batch order of about equal rows."""
+    rng = np.random.default_rng(0)
+    for trial in range(50):
+        n_nodes = int(rng.integers(1, 40))
+        sizes = rng.integers(1, 1000, size=n_nodes)
+        if trial % 5 == 0:
+            sizes[rng.integers(n_nodes)] = 100_000  # one node larger than all the others
+        node_end = np.cumsum(sizes).astype(np.int64)
+        node_start = node_end - sizes
+        nodes = rng.permutation(n_nodes).astype(np.int64)
+        n_parts = int(rng.integers(1, 6))
+        cuts = _splitter.parts_of_batch(nodes, node_start, node_end, np.int64(n_parts))
+        assert cuts.shape == (n_parts + 1,)
+        assert cuts[0] == 0 and cuts[-1] == n_nodes
+        assert np.all(np.diff(cuts) >= 0)
+        rows = np.concatenate([[0], np.cumsum(sizes[nodes])])
+        for j in range(1, n_parts):
+            # Cut j is the first node count whose rows reach j / n_parts of the total.
+            assert rows[cuts[j]] * n_parts >= rows[-1] * j
+            assert cuts[j] == 0 or rows[cuts[j] - 1] * n_parts < rows[-1] * j
+
+
+@numba.njit(parallel=True)
+def _claim_all(n_items, n_threads):
+    owner = np.full(n_items, -1, dtype=np.int64)
+    claims = np.zeros(n_items, dtype=np.int64)
+    queue = _work_queue.new_work_queue()
+    for t in numba.prange(n_threads):
+        item = _work_queue.claim_item(queue)
+        while item < n_items:
+            owner[item] = t
+            claims[item] += 1
+            item = _work_queue.claim_item(queue)
+    return owner, claims
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+def test_work_queue_hands_out_every_item_once(n_threads):
+    """Every item is claimed by exactly one thread, however many threads claim."""
+    for n_items in (0, 1, 7, 10_000):
+        owner, claims = _claim_all(n_items, n_threads)
+        np.testing.assert_array_equal(claims, np.ones(n_items, dtype=np.int64))
+        assert np.all((owner >= 0) & (owner < n_threads))
 
 
 @pytest.mark.parametrize("seed", range(6))

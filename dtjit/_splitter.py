@@ -249,6 +249,36 @@ def add_row_to_left(c, counts, total, sq_left, sq_right):
     return sq_left + 2 * count + 1, sq_right + 1 - 2 * (np.int64(total[c]) - count)
 
 
+# Covtype's numeric columns hold a few dozen to a few thousand distinct values, so on its
+# first levels the sweep walks runs of hundreds of tied rows where no cut is scored. The
+# large-segment sweep moves such runs to the left in blocks of this many rows (see
+# add_block_to_left), when every class code fits a byte lane of one uint64.
+TIED_BLOCK = 32
+TIED_BLOCK_MAX_CLASSES = 8
+
+
+@inline_kernel
+def add_block_to_left(codes, first, stop, counts, total, n_sweep, sq_left, sq_right):
+    """Move the rows ``[first, stop)`` (uint64 positions) to the left; return the new sums.
+
+    Same counts and sums of squares as :func:`add_row_to_left` row by row (integers), but
+    without its chain through memory: the block's class counts are summed in the byte
+    lanes of one register (at most 255 rows, at most ``TIED_BLOCK_MAX_CLASSES`` classes),
+    then each class moves at once: ``(l + d)^2 - l^2 = d (2l + d)`` on the left and
+    ``(k - d)^2 - k^2 = d (d - 2k)`` on the right.
+    """
+    lanes = np.uint64(0)
+    for u in range(first, stop):
+        lanes += np.uint64(1) << (np.uint64(codes[u]) << np.uint64(3))
+    for c in range(n_sweep):
+        d = np.int64((lanes >> np.uint64(8 * c)) & np.uint64(0xFF))
+        count = counts[c]
+        sq_left += d * (2 * count + d)
+        sq_right += d * (d - 2 * (np.int64(total[c]) - count))
+        counts[c] = count + d
+    return sq_left, sq_right
+
+
 @inline_kernel
 def passes_gini_bound(r, sq_left, sq_right, weight, weight_p, bound):
     """Return whether the cut at ``r`` passes the division-free pre-test (``GINI_BOUND_MARGIN``)."""
@@ -369,14 +399,33 @@ def unit_gini_sweep(
     # Division-free pre-test of a candidate (see GINI_BOUND_MARGIN); -inf admits the first.
     bound = -np.inf
     if stop - lo > BRANCHY_SWEEP_MIN_ROWS:
-        for u in range(np.uint64(lo), np.uint64(stop)):
-            # u indexes, r counts (see "Unsigned positions" in _jit).
+        # u indexes, r counts (see "Unsigned positions" in _jit).
+        u = np.uint64(lo)
+        u_stop = np.uint64(stop)
+        blocks = n_sweep <= TIED_BLOCK_MAX_CLASSES
+        next_block = u  # no block is tried before this position
+        while u < u_stop:
             if val[u] > val[u - np.uint64(1)] + FEATURE_THRESHOLD:
                 best_proxy, best_pos, threshold, bound = score_gini_cut(
                     np.int64(u), val[u - np.uint64(1)], val[u], sq_left, sq_right, weight,
                     weight_p, bound, best_proxy, best_pos, threshold,
                 )  # fmt: skip
+            elif blocks and u >= next_block:
+                # Row u ties with u - 1. If the block's last value is within the tie test
+                # of val[u], so is every step inside it (float32 rounding is monotone): no
+                # cut to score before the block's end. Else wait a block before trying.
+                block_end = u + np.uint64(TIED_BLOCK)
+                if block_end <= u_stop and (
+                    val[block_end - np.uint64(1)] <= val[u] + FEATURE_THRESHOLD
+                ):
+                    sq_left, sq_right = add_block_to_left(
+                        codes, u, block_end, counts, total, n_sweep, sq_left, sq_right
+                    )
+                    u = block_end
+                    continue
+                next_block = block_end
             sq_left, sq_right = add_row_to_left(codes[u], counts, total, sq_left, sq_right)
+            u += np.uint64(1)
         return best_proxy, best_pos, threshold
     below = val[lo - 1]  # lo > start
     for u in range(np.uint64(lo), np.uint64(stop)):

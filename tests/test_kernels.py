@@ -362,6 +362,63 @@ def _unit_gini_reference(val, codes, n_classes, min_left, min_right):
     return best
 
 
+@pytest.mark.parametrize("n_classes", [2, 7, 8])
+def test_add_block_to_left_equals_row_by_row(n_classes):
+    """A block moved at once leaves the counts and sums of squares of row-by-row moves."""
+    rng = np.random.default_rng(n_classes)
+    for trial in range(30):
+        n = int(rng.integers(1, 256))
+        codes = rng.integers(0, n_classes, size=n).astype(np.uint8)
+        if trial % 3 == 0:
+            codes[:] = codes[0]  # a block of one class: its lane reaches n (up to 255)
+        start = rng.integers(0, 50, size=n_classes)
+        total = (start + np.bincount(codes, minlength=n_classes) + rng.integers(0, 50, n_classes))
+        total = total.astype(np.float64)
+        sq_left = int(np.sum(start**2))
+        sq_right = int(np.sum((total.astype(np.int64) - start) ** 2))
+        counts = start.astype(np.int64)
+        got = _splitter.add_block_to_left(
+            codes, np.uint64(0), np.uint64(n), counts, total, np.int64(n_classes),
+            np.int64(sq_left), np.int64(sq_right),
+        )  # fmt: skip
+        left = start + np.bincount(codes, minlength=n_classes)
+        right = total.astype(np.int64) - left
+        assert got == (int(np.sum(left**2)), int(np.sum(right**2))), trial
+        np.testing.assert_array_equal(counts, left)
+
+
+@pytest.mark.parametrize("n_classes", [2, 5, 8, 9])
+def test_unit_gini_sweep_on_long_runs_of_ties(n_classes):
+    """Segments of a few distinct values: the large-segment sweep moves tied runs in blocks.
+
+    Runs from one row to thousands, mixed-class and pure, and values that differ by less than
+    ``FEATURE_THRESHOLD`` (one chain of ties); up to 8 classes the blocks are used, 9 checks
+    the row-by-row path. Proxy, position and threshold must equal the reference's.
+    """
+    rng = np.random.default_rng(n_classes)
+    for trial in range(12):
+        n = _splitter.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 6000))
+        n_distinct = int(rng.choice([2, 5, 40, 300]))
+        val = np.sort(rng.integers(0, n_distinct, size=n)).astype(np.float32)
+        if trial % 3 == 1:
+            val = (val * np.float32(1e-9)).astype(np.float32)  # every step is a tie
+        elif trial % 3 == 2:
+            val[rng.random(n) < 0.01] += np.float32(0.5)
+            val.sort()
+        codes = rng.integers(0, n_classes, size=n).astype(np.uint8)
+        if trial % 2:
+            codes = np.sort(codes)  # long pure runs
+        min_leaf = int(rng.choice([1, 20]))
+        total = np.bincount(codes, minlength=n_classes).astype(np.float64)
+        got = _splitter.unit_gini_sweep(
+            val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
+            np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), 0.0,
+            np.zeros(n_classes),
+        )  # fmt: skip
+        expected = _unit_gini_reference(val, codes, n_classes, min_leaf, min_leaf)
+        assert got == expected, trial
+
+
 def test_parts_of_batch_cut_the_rows_evenly():
     """Each node lies in exactly one part, parts are runs in batch order of about equal rows."""
     rng = np.random.default_rng(0)

@@ -927,7 +927,7 @@ def best_splits_parallel(
     cuts = parts_of_batch(nodes, node_start, node_end, n_threads * PARTS_PER_THREAD)
     n_parts = cuts.shape[0] - 1
     queue = new_work_queue()
-    for t in prange(n_threads):
+    for _t in prange(n_threads):
         item = claim_item(queue)
         while item < n_features * n_parts:
             f = item // n_parts
@@ -1112,7 +1112,7 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, fl
     cuts = parts_of_batch(nodes, node_start, node_end, n_chunks * PARTS_PER_THREAD)
     n_parts = cuts.shape[0] - 1
     queue = new_work_queue()
-    for chunk in prange(n_chunks):
+    for _chunk in prange(n_chunks):
         scratch_idx = np.empty(max_segment, dtype=np.int32)
         scratch_val = np.empty(max_segment, dtype=np.float32)
         scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
@@ -1268,7 +1268,7 @@ def presort_parallel(X, columns, n_chunks, sorted_idx, sorted_val):
         copy_columns(X, columns, n_samples * chunk // n_chunks,
                      n_samples * (chunk + 1) // n_chunks, sorted_val)  # fmt: skip
     queue = new_work_queue()
-    for chunk in prange(n_chunks):
+    for _chunk in prange(n_chunks):
         entries = np.empty(n_samples, dtype=np.uint64)
         tmp_entries = np.empty(n_samples, dtype=np.uint64)
         k = claim_item(queue)

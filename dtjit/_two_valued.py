@@ -38,8 +38,8 @@ from ._jit import (
     parallel_kernel,
     read_only,
 )
-from ._work_queue import claim_item, new_work_queue
 from ._splitter import NO_SPLIT, set_side_flag
+from ._work_queue import claim_item, new_work_queue
 
 # What a scan of some rows knows of a column (``scan_rows``), and after the merge of the
 # scans (``merge_scans``).
@@ -344,7 +344,7 @@ def two_valued_splits_parallel(
     time as they come free (``_work_queue``), since a level's nodes come in all sizes.
     """
     queue = new_work_queue()
-    for chunk in prange(n_chunks):
+    for _chunk in prange(n_chunks):
         counts = np.empty((64 * row_bits.shape[1], n_sweep), dtype=np.int64)
         left = np.empty(n_sweep, dtype=np.float64)
         s = claim_item(queue)

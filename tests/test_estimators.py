@@ -21,7 +21,7 @@ from sklearn.utils import compute_sample_weight
 
 import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
-from dtjit._estimators import MAX_SORTED_CODES, _encode_labels
+from dtjit._estimators import MAX_SORTED_CODES, _encode_labels, _sorted_codes
 
 ESTIMATORS = [DecisionTreeClassifier, DecisionTreeRegressor]
 
@@ -902,6 +902,27 @@ def test_class_weight_survives_save_load_and_clone(iris_data, tmp_path):
     assert loaded.class_weight == {0: 2.0, 1: 1.0, 2: 0.5}
     refit = clone(loaded).fit(X, y)
     np.testing.assert_array_equal(refit.predict(X), est.predict(X))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_sorted_codes_take_one_byte_up_to_256_classes(n_threads):
+    """``_sorted_codes`` picks uint8 for codes 0..255 and uint16 past them, same values.
+
+    Several outputs get zeros (their sweep reads per-row codes); skipped features' rows are
+    not compared (left uninitialised).
+    """
+    rng = np.random.default_rng(0)
+    n = 200_000  # large enough for the parallel kernel with two threads
+    sorted_idx = np.stack([rng.permutation(n) for _ in range(2)]).astype(np.int32)
+    unsorted = np.array([0, 1], np.uint8)
+    for n_codes, dtype in ((1, np.uint8), (256, np.uint8), (257, np.uint16), (4000, np.uint16)):
+        code = rng.integers(0, n_codes, size=n).astype(np.int32)
+        code[0] = n_codes - 1
+        out = _sorted_codes(sorted_idx, code, 1, unsorted, n_threads)
+        assert out.dtype == dtype, n_codes
+        np.testing.assert_array_equal(out[0], code[sorted_idx[0]])
+    out = _sorted_codes(sorted_idx, code, 2, unsorted, n_threads)
+    assert out.dtype == np.uint8 and not out.any()
 
 
 @pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")

@@ -321,12 +321,16 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
 
 
 @pytest.mark.parametrize("n_chunks", [None, 1, 2, 3])
-def test_sorted_codes_follow_the_sorted_ids(n_chunks):
-    """Serial (``None``) and parallel kernels against numpy's gather, uneven blocks included."""
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_sorted_codes_follow_the_sorted_ids(n_chunks, dtype):
+    """Serial (``None``) and parallel kernels against numpy's gather, uneven blocks included.
+
+    Both output widths the estimator uses (one byte up to 256 classes, two past that).
+    """
     rng = np.random.default_rng(2)
     idx = np.stack([rng.permutation(100) for _ in range(3)]).astype(np.int32)
-    code = rng.integers(0, 4, size=100).astype(np.int32)
-    out = np.full(idx.shape, 9, dtype=np.uint16)
+    code = rng.integers(0, np.iinfo(dtype).max + 1, size=100).astype(np.int32)
+    out = np.full(idx.shape, 9, dtype=dtype)
     skip = np.array([0, 1, 0], np.uint8)
     if n_chunks is None:
         _splitter.sorted_codes(idx, code, skip, 0, 100, out)
@@ -372,7 +376,7 @@ def test_add_block_to_left_equals_row_by_row(n_classes):
         if trial % 3 == 0:
             codes[:] = codes[0]  # a block of one class: its lane reaches n (up to 255)
         start = rng.integers(0, 50, size=n_classes)
-        total = (start + np.bincount(codes, minlength=n_classes) + rng.integers(0, 50, n_classes))
+        total = start + np.bincount(codes, minlength=n_classes) + rng.integers(0, 50, n_classes)
         total = total.astype(np.float64)
         sq_left = int(np.sum(start**2))
         sq_right = int(np.sum((total.astype(np.int64) - start) ** 2))

@@ -930,9 +930,7 @@ def best_splits_parallel(
     for _t in prange(n_threads):
         item = claim_item(queue)
         while item < n_features * n_parts:
-            f = item // n_parts
-            first = cuts[item % n_parts]
-            stop = cuts[item % n_parts + 1]
+            f, first, stop = feature_part(item, cuts)
             if first < stop:
                 best_splits_of_feature(
                     f, nodes[first:stop], candidate[first:stop], node_start, node_end,
@@ -947,6 +945,17 @@ def best_splits_parallel(
 # A parallel pass cuts a batch into this many parts per thread: the items a thread claims
 # are then small enough that the threads finish together.
 PARTS_PER_THREAD = 1
+
+
+@inline_kernel
+def feature_part(item, cuts):
+    """Return ``f, first, stop``: item ``item`` is feature ``f`` on batch nodes ``[first, stop)``.
+
+    Items number the parts of :func:`parts_of_batch` (cut positions ``cuts``) feature by
+    feature, so consecutive items share a feature's arrays.
+    """
+    n_parts = cuts.shape[0] - 1
+    return item // n_parts, cuts[item % n_parts], cuts[item % n_parts + 1]
 
 
 @inline_kernel
@@ -1119,9 +1128,7 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, fl
         scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype)
         item = claim_item(queue)
         while item < n_features * n_parts:
-            f = item // n_parts
-            first = cuts[item % n_parts]
-            stop = cuts[item % n_parts + 1]
+            f, first, stop = feature_part(item, cuts)
             if first < stop:
                 partition_feature(f, nodes[first:stop], node_start, node_end,
                                   split_feature[first:stop], goes_left, flip[first:stop],

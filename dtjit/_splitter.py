@@ -917,14 +917,15 @@ def best_splits_parallel(
     per-node reduction over features happens afterwards in feature order: results are
     bit-identical to the serial version.
 
-    The work items are the parts of each feature's nodes (:func:`parts_of_batch`), claimed
-    by the threads as they come free (``_work_queue``). With one node in the batch an item is
-    a whole feature; with many, a part of a feature's rows. Items dealt in a fixed pattern
-    left the threads unequal by the items' costs: covtype's ten numeric columns cost from
-    one to several times each other, its 44 sparse 0/1 columns nearly nothing.
+    The work items are the parts of each feature's nodes (:func:`parts_of_batch`, one part
+    per thread), claimed by the threads as they come free (``_work_queue``). With one node in
+    the batch an item is a whole feature; with many, a part of a feature's rows. Items dealt
+    in a fixed pattern left the threads unequal by the items' costs: covtype's ten numeric
+    columns cost from one to several times each other, its 44 sparse 0/1 columns nearly
+    nothing. Two parts per thread were slower (1.01x the time on covtype).
     """
     n_features = sorted_idx.shape[0]
-    cuts = parts_of_batch(nodes, node_start, node_end, n_threads * PARTS_PER_THREAD)
+    cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
     n_parts = cuts.shape[0] - 1
     queue = new_work_queue()
     for _t in prange(n_threads):
@@ -940,11 +941,6 @@ def best_splits_parallel(
                     out_threshold[first:stop], out_missing[first:stop],
                 )  # fmt: skip
             item = claim_item(queue)
-
-
-# A parallel pass cuts a batch into this many parts per thread: the items a thread claims
-# are then small enough that the threads finish together.
-PARTS_PER_THREAD = 1
 
 
 @inline_kernel
@@ -1118,7 +1114,7 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, fl
     thread owns its scratch buffers (allocated once, not per item).
     """
     n_features = sorted_idx.shape[0]
-    cuts = parts_of_batch(nodes, node_start, node_end, n_chunks * PARTS_PER_THREAD)
+    cuts = parts_of_batch(nodes, node_start, node_end, n_chunks)
     n_parts = cuts.shape[0] - 1
     queue = new_work_queue()
     for _chunk in prange(n_chunks):
@@ -1241,17 +1237,22 @@ def copy_columns(X, columns, start, end, out):
 
 
 @kernel
-def sort_columns(columns, sorted_idx, sorted_val):
+def sort_columns(columns, sorted_idx, sorted_val, queue):
     """Sort the rows ``sorted_val[f]`` of ``columns`` in place; their orders go to ``sorted_idx``.
 
-    One set of scratch buffers serves all of them (see :func:`presort_column`).
+    The columns are claimed one at a time from ``queue`` (``_work_queue``): called by every
+    thread of a parallel region with one queue, the threads share them; called alone with a
+    fresh queue, it sorts them all. One set of scratch buffers serves all of a caller's
+    columns (see :func:`presort_column`).
     """
     n_samples = sorted_val.shape[1]
     entries = np.empty(n_samples, dtype=np.uint64)
     tmp_entries = np.empty(n_samples, dtype=np.uint64)
-    for k in range(columns.shape[0]):
+    k = claim_item(queue)
+    while k < columns.shape[0]:
         f = columns[k]
         presort_column(sorted_val[f], sorted_idx[f], sorted_val[f], entries, tmp_entries)
+        k = claim_item(queue)
 
 
 @parallel_kernel
@@ -1276,13 +1277,7 @@ def presort_parallel(X, columns, n_chunks, sorted_idx, sorted_val):
                      n_samples * (chunk + 1) // n_chunks, sorted_val)  # fmt: skip
     queue = new_work_queue()
     for _chunk in prange(n_chunks):
-        entries = np.empty(n_samples, dtype=np.uint64)
-        tmp_entries = np.empty(n_samples, dtype=np.uint64)
-        k = claim_item(queue)
-        while k < columns.shape[0]:
-            f = columns[k]
-            presort_column(sorted_val[f], sorted_idx[f], sorted_val[f], entries, tmp_entries)
-            k = claim_item(queue)
+        sort_columns(columns, sorted_idx, sorted_val, queue)
 
 
 def presort(X, skip, n_threads):
@@ -1308,7 +1303,8 @@ def presort(X, skip, n_threads):
         presort_parallel(X, columns, n_threads, sorted_idx, sorted_val)
     else:
         copy_columns(X, columns, np.int64(0), np.int64(n_samples), sorted_val)
-        sort_columns(columns, sorted_idx, sorted_val)
+        # A fresh queue (new_work_queue's counter, made here: no compiled call for it).
+        sort_columns(columns, sorted_idx, sorted_val, np.zeros(1, dtype=np.int64))
     return sorted_idx, sorted_val
 
 

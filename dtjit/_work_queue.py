@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from ._jit import inline_kernel
 
@@ -49,7 +49,17 @@ def new_work_queue():
     return np.zeros(1, dtype=np.int64)
 
 
-@inline_kernel
 def claim_item(queue):
-    """Return the next unclaimed item number of ``queue`` (0, 1, 2, ... over all threads)."""
-    return _fetch_and_increment(queue)
+    """Return the next unclaimed item number of ``queue`` (0, 1, 2, ... over all threads).
+
+    This body runs only as plain Python (``NUMBA_DISABLE_JIT``, where ``prange`` is a serial
+    loop); compiled callers get the atomic version below.
+    """
+    item = queue[0]
+    queue[0] = item + 1
+    return item
+
+
+@overload(claim_item, inline="always")
+def _claim_item_compiled(queue):
+    return lambda queue: _fetch_and_increment(queue)

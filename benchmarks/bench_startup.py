@@ -11,7 +11,8 @@ numba compiles dtjit's kernels the first time they run and caches the machine co
    ``max_features``, sample weights, ``predict_proba``, ``apply``, ``decision_path``, the
    regressor), serial and parallel; then the paths compiled only on first use: NaN in X, a
    categorical feature, ``gain_ratio`` / ``poisson`` / ``absolute_error``, multi-output y,
-   pruning; and, apart, the MDLP discretizer. Each step is then
+   pruning; and, apart, the MDLP discretizer (``dtjit._warmup.warm_up_steps``, the steps of
+   the ``dtjit compile`` command). Each step is then
    repeated 3 times in the same process: compile time = first run - fastest repeat. The
    child also lists dtjit's kernels that the steps did not compile, so "every kernel" is
    checked, not assumed.
@@ -49,8 +50,6 @@ from typing import Any
 import numpy as np
 from _common import (
     RESULTS_DIR,
-    SEED,
-    classification_data,
     log,
     publish,
     run_interleaved,
@@ -61,7 +60,6 @@ from _common import (
 JSON_PATH = RESULTS_DIR / "startup.json"
 MD_PATH = RESULTS_DIR / "startup.md"
 
-PARALLEL_ROWS = 20_000  # x 20 features: well above dtjit's threshold for parallel kernels
 DEFAULT_RUNS = 7
 REPEATS = 3
 WARM_GOAL_S = 1.0
@@ -100,154 +98,6 @@ import json; print(json.dumps({{"numpy_and_data_s": t1 - t0, "import_s": t2 - t1
     "fit_s": t3 - t2, "predict_s": t4 - t3, "total_s": t4 - t0}}))
 """,
 }
-
-
-# -- the step-by-step child ---------------------------------------------------------------------
-def workload(
-    dtjit: Any, splitters: list[str], rejected: set[str]
-) -> list[tuple[str, Callable[[], Any]]]:
-    """The named steps of the cold / warm-cache child, in order.
-
-    Combinations an optional splitter rejects with a ``ValueError`` are added to
-    ``rejected`` instead of failing the run.
-    """
-    from sklearn.datasets import load_diabetes, load_iris
-
-    iris_X, iris_y = load_iris(return_X_y=True)
-    X, y = classification_data(PARALLEL_ROWS, 2)
-    target = X[:, 0].astype(np.float64) + y  # a regression target on the same rows
-    diabetes_X, diabetes_y = load_diabetes(return_X_y=True)
-    weights = np.random.default_rng(SEED).uniform(0.5, 2.0, len(y))
-    Classifier, Regressor = dtjit.DecisionTreeClassifier, dtjit.DecisionTreeRegressor
-
-    def attempt(splitter: str, run: Callable[..., Any], *args: Any) -> None:
-        # The optional splitters may reject a combination (say, hist with max_features):
-        # note it and go on; the exact splitter must run everything.
-        try:
-            run(splitter, *args)
-        except ValueError as exc:
-            if splitter == "best":
-                raise
-            rejected.add(f"{splitter}: {exc}")
-
-    def classifier_paths(splitter: str, n_jobs: int | None, Xs: np.ndarray, ys: np.ndarray) -> None:
-        model = Classifier(
-            splitter=splitter, criterion="entropy", max_leaf_nodes=16, max_features=2,
-            n_jobs=n_jobs, random_state=SEED,
-        )  # fmt: skip
-        model.fit(Xs, ys, sample_weight=np.ones(len(ys)) if n_jobs is None else weights)
-        model.predict_proba(Xs), model.apply(Xs), model.decision_path(Xs)
-
-    def regressor_paths(splitter: str, n_jobs: int | None, Xs: np.ndarray, ys: np.ndarray) -> None:
-        for params in ({}, {"max_leaf_nodes": 16}):
-            model = Regressor(splitter=splitter, n_jobs=n_jobs, **params).fit(Xs, ys)
-            model.predict(Xs), model.apply(Xs), model.decision_path(Xs)
-
-    def other_paths() -> None:
-        for splitter in splitters:
-            attempt(splitter, classifier_paths, None, iris_X, iris_y)
-            attempt(splitter, classifier_paths, -1, X, y)
-
-    def regressor() -> None:
-        for splitter in splitters:
-            attempt(splitter, regressor_paths, None, diabetes_X, diabetes_y)
-            attempt(splitter, regressor_paths, -1, X, target)
-
-    def discretizer() -> None:
-        dtjit.MDLPDiscretizer().fit(iris_X, iris_y).transform(iris_X)
-
-    # The optional searches (missing values aside) are compile-time choices of the builders
-    # (``_builder.search_switches``): each is compiled on its first use, in these steps.
-    iris_nan = iris_X.copy()
-    iris_nan[::7, 0] = np.nan
-    iris_nan[3::11, 2] = np.nan
-    # Column 0 as integer codes: a categorical feature of 8 categories.
-    iris_cat = iris_X.copy()
-    iris_cat[:, 0] = np.floor((iris_X[:, 0] - 4.3) * 2.0)
-    diabetes_positive = diabetes_y / diabetes_y.mean()
-    iris_two = np.column_stack([iris_y, iris_y == 1])
-    diabetes_two = np.column_stack([diabetes_y, diabetes_X[:, 2]])
-
-    # A 0/1 indicator column: the exact splitter's two-valued search (dtjit._two_valued),
-    # serial on iris and threaded on the large rows (its passes over X have both forms).
-    iris_indicator = np.column_stack([iris_X, iris_X[:, 0] > 5.8])
-    X_indicator = np.column_stack([X, X[:, 0] > 0.0])
-
-    def two_valued() -> None:
-        model = Classifier(random_state=SEED).fit(iris_indicator, iris_y)
-        model.predict(iris_indicator)
-        Classifier(random_state=SEED, n_jobs=-1).fit(X_indicator, y)
-
-    def missing_values() -> None:
-        for splitter in splitters:
-            model = Classifier(splitter=splitter, random_state=SEED).fit(iris_nan, iris_y)
-            model.predict(iris_nan)
-
-    def categorical() -> None:
-        for splitter in splitters:
-            if splitter == "random":  # categorical splits are refused with "random"
-                continue
-            model = Classifier(splitter=splitter, categorical_features=[0]).fit(iris_cat, iris_y)
-            model.predict(iris_cat), model.apply(iris_cat), model.decision_path(iris_cat)
-
-    def other_criteria() -> None:
-        for splitter in splitters:
-            for estimator, criterion, X_c, y_c in (
-                (Classifier, "gain_ratio", iris_X, iris_y),
-                (Regressor, "poisson", diabetes_X, diabetes_positive),
-                (Regressor, "absolute_error", diabetes_X, diabetes_y),
-            ):
-                attempt(splitter, lambda s, e=estimator, c=criterion, X_c=X_c, y_c=y_c: e(
-                    splitter=s, criterion=c, max_depth=8, random_state=SEED
-                ).fit(X_c, y_c).predict(X_c))  # fmt: skip
-
-    def multi_output() -> None:
-        for splitter in splitters:
-            attempt(splitter, lambda s: Classifier(splitter=s, random_state=SEED).fit(
-                iris_X, iris_two).predict_proba(iris_X))  # fmt: skip
-            attempt(splitter, lambda s: Regressor(splitter=s, random_state=SEED).fit(
-                diabetes_X, diabetes_two).predict(diabetes_X))  # fmt: skip
-
-    def pruning() -> None:
-        Classifier(ccp_alpha=0.01).fit(iris_X, iris_y).cost_complexity_pruning_path(iris_X, iris_y)
-
-    fitted: dict[str, Any] = {}
-
-    def fit(name: str, splitter: str, n_jobs: int | None, X: np.ndarray, y: np.ndarray) -> None:
-        model = Classifier(splitter=splitter, n_jobs=n_jobs, random_state=SEED)
-        fitted[name] = model.fit(X, y)
-
-    parallel = f"{PARALLEL_ROWS:,} x {X.shape[1]}, n_jobs=-1"
-    steps = [
-        ("classifier fit, iris, serial", lambda: fit("iris", "best", None, iris_X, iris_y)),
-        ("classifier predict, iris, serial", lambda: fitted["iris"].predict(iris_X)),
-        (f"classifier fit, {parallel}", lambda: fit("parallel", "best", -1, X, y)),
-        (f"classifier predict, {parallel}", lambda: fitted["parallel"].predict(X)),
-    ]
-    for splitter in splitters:
-        if splitter != "best":  # same predict kernels as "best": fit only
-            steps += [
-                (f"{splitter} fit, iris, serial",
-                 lambda s=splitter: fit(s, s, None, iris_X, iris_y)),
-                (f"{splitter} fit, {parallel}", lambda s=splitter: fit(s, s, -1, X, y)),
-            ]  # fmt: skip
-    steps += [
-        ("classifier: entropy, max_leaf_nodes, max_features, sample_weight, predict_proba, "
-         "apply, decision_path (serial and n_jobs=-1)", other_paths),
-        ("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
-         "(serial and n_jobs=-1)", regressor),
-        ("classifier: a 0/1 column (two-valued search), fit + predict "
-         "(serial and n_jobs=-1)", two_valued),
-        ("classifier: NaN in X, fit + predict (each splitter)", missing_values),
-        ("classifier: a categorical feature, fit + predict, apply, decision_path (best, hist)",
-         categorical),
-        ("classifier / regressor: gain_ratio, poisson, absolute_error (each splitter)",
-         other_criteria),
-        ("classifier / regressor: multi-output y, fit + predict (each splitter)", multi_output),
-        ("classifier: ccp_alpha and cost_complexity_pruning_path", pruning),
-        ("MDLPDiscretizer fit + transform (not a tree kernel)", discretizer),
-    ]  # fmt: skip
-    return steps
 
 
 # Kernels whose callers pass a literal flag so that each value gets its own code; the
@@ -302,8 +152,10 @@ def steps_child(splitters: list[str]) -> None:
     import dtjit
 
     import_s = time.perf_counter() - start
+    from dtjit._warmup import warm_up_steps
+
     rejected: set[str] = set()
-    steps = workload(dtjit, splitters, rejected)
+    steps = warm_up_steps(splitters, rejected)
     first = []
     for _, step in steps:
         t = time.perf_counter()
@@ -500,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
         steps_child(args._steps_child)
         return 0
     start = time.perf_counter()
+    # Imported here, not at the top: the step child times ``import dtjit`` itself.
+    from dtjit._warmup import PARALLEL_ROWS as parallel_rows
+
     missing = {s: p for s in OPTIONAL_SPLITTERS if (p := splitter_problem(s)) is not None}
     splitters = ["best", *(s for s in OPTIONAL_SPLITTERS if s not in missing)]
     log(f"splitters: {', '.join(splitters)}")
@@ -522,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": args.runs,
         "splitters": splitters,
         "splitters_missing": missing,
-        "parallel_rows": PARALLEL_ROWS,
+        "parallel_rows": parallel_rows,
         "goals_s": {"warm_import_fit_predict": WARM_GOAL_S, "cold_compile": COMPILE_GOAL_S},
         "warm": warm,
         "cold": cold,

@@ -918,7 +918,8 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
     own: its first use compiles for about 30 s more. Categorical features,
     ``criterion="absolute_error"`` and multi-output y are compiled on their first use
-    (about 10-25 s each), apart from the common fit.
+    (about 10-25 s each), apart from the common fit. ``dtjit compile`` (a command) compiles
+    every path ahead of use.
 
     Examples
     --------
@@ -1181,7 +1182,8 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
     own: its first use compiles for about 30 s more. Categorical features,
     ``criterion="absolute_error"`` and multi-output y are compiled on their first use
-    (about 10-25 s each), apart from the common fit.
+    (about 10-25 s each), apart from the common fit. ``dtjit compile`` (a command) compiles
+    every path ahead of use.
 
     Examples
     --------

@@ -770,7 +770,7 @@ def test_usage_errors_exit_with_status_2(capsys, argv):
 
 def test_help_and_version(capsys):
     code, out, _ = run(capsys, "--help")
-    assert code == 0 and all(c in out for c in ("fit", "predict", "show", "bench"))
+    assert code == 0 and all(c in out for c in ("fit", "predict", "show", "bench", "compile"))
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out.strip() == f"dtjit {dtjit.__version__}"
 

@@ -1,0 +1,223 @@
+"""Compile every fit and predict path ahead of use: the ``dtjit compile`` command.
+
+numba compiles dtjit's kernels the first time a fit or predict needs them (minutes in all on
+a 2-core machine, see the README's "First call and compilation") and caches the machine code
+on disk. :func:`compile_kernels` runs one small fit or predict per compiled path, so that
+cost is paid once, where it suits: after ``pip install``, while building a container image,
+before a benchmark. ``benchmarks/bench_startup.py`` times the same steps, so the list it
+checks for completeness ("every kernel compiled") is this one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+SPLITTERS = ("best", "hist", "random")
+PARALLEL_ROWS = 20_000  # x 20 features: well above dtjit's threshold for parallel kernels
+N_FEATURES = 20
+SEED = 0
+
+
+def warm_up_steps(
+    splitters: Sequence[str] = SPLITTERS, rejected: set[str] | None = None
+) -> list[tuple[str, Callable[[], Any]]]:
+    """Return the named steps that together compile every fit and predict path, in order.
+
+    Parameters
+    ----------
+    splitters : sequence of str, default=("best", "hist", "random")
+        Splitters whose paths are compiled; the exact splitter's (``"best"``) always are.
+        Any other name raises ``ValueError``.
+    rejected : set of str, default=None
+        Receives the combinations an optional splitter refuses with a ``ValueError`` (say,
+        multi-output y with ``splitter="hist"``): they are skipped, not failures.
+
+    Returns
+    -------
+    list of (str, callable)
+        Step names and functions without arguments, to be run in this order (a predict step
+        uses the model of the fit step before it).
+    """
+    from sklearn.datasets import load_diabetes, load_iris, make_classification
+
+    from ._estimators import DecisionTreeClassifier as Classifier
+    from ._estimators import DecisionTreeRegressor as Regressor
+    from .discretize import MDLPDiscretizer
+
+    unknown = [s for s in splitters if s not in SPLITTERS]
+    if unknown:
+        raise ValueError(f"unknown splitter {unknown[0]!r}; expected some of {list(SPLITTERS)}")
+    if rejected is None:
+        rejected = set()
+    splitters = ["best", *(s for s in splitters if s != "best")]
+    iris_X, iris_y = load_iris(return_X_y=True)
+    X, y = make_classification(
+        n_samples=PARALLEL_ROWS, n_features=N_FEATURES, n_informative=N_FEATURES // 2,
+        random_state=SEED,
+    )  # fmt: skip
+    X = X.astype(np.float32)
+    target = X[:, 0].astype(np.float64) + y  # a regression target on the same rows
+    diabetes_X, diabetes_y = load_diabetes(return_X_y=True)
+    weights = np.random.default_rng(SEED).uniform(0.5, 2.0, len(y))
+
+    def attempt(splitter: str, run: Callable[..., Any], *args: Any) -> None:
+        # The optional splitters may reject a combination (say, hist with max_features):
+        # note it and go on; the exact splitter must run everything.
+        try:
+            run(splitter, *args)
+        except ValueError as exc:
+            if splitter == "best":
+                raise
+            rejected.add(f"{splitter}: {exc}")
+
+    def classifier_paths(splitter: str, n_jobs: int | None, Xs: np.ndarray, ys: np.ndarray) -> None:
+        model = Classifier(
+            splitter=splitter, criterion="entropy", max_leaf_nodes=16, max_features=2,
+            n_jobs=n_jobs, random_state=SEED,
+        )  # fmt: skip
+        model.fit(Xs, ys, sample_weight=np.ones(len(ys)) if n_jobs is None else weights)
+        model.predict_proba(Xs), model.apply(Xs), model.decision_path(Xs)
+
+    def regressor_paths(splitter: str, n_jobs: int | None, Xs: np.ndarray, ys: np.ndarray) -> None:
+        for params in ({}, {"max_leaf_nodes": 16}):
+            model = Regressor(splitter=splitter, n_jobs=n_jobs, **params).fit(Xs, ys)
+            model.predict(Xs), model.apply(Xs), model.decision_path(Xs)
+
+    def other_paths() -> None:
+        for splitter in splitters:
+            attempt(splitter, classifier_paths, None, iris_X, iris_y)
+            attempt(splitter, classifier_paths, -1, X, y)
+
+    def regressor() -> None:
+        for splitter in splitters:
+            attempt(splitter, regressor_paths, None, diabetes_X, diabetes_y)
+            attempt(splitter, regressor_paths, -1, X, target)
+
+    def discretizer() -> None:
+        MDLPDiscretizer().fit(iris_X, iris_y).transform(iris_X)
+
+    # The optional searches (missing values aside) are compile-time choices of the builders
+    # (``_builder.search_switches``): each is compiled on its first use, in these steps.
+    iris_nan = iris_X.copy()
+    iris_nan[::7, 0] = np.nan
+    iris_nan[3::11, 2] = np.nan
+    # Column 0 as integer codes: a categorical feature of 8 categories.
+    iris_cat = iris_X.copy()
+    iris_cat[:, 0] = np.floor((iris_X[:, 0] - 4.3) * 2.0)
+    diabetes_positive = diabetes_y / diabetes_y.mean()
+    iris_two = np.column_stack([iris_y, iris_y == 1])
+    diabetes_two = np.column_stack([diabetes_y, diabetes_X[:, 2]])
+
+    # A 0/1 indicator column: the exact splitter's two-valued search (dtjit._two_valued),
+    # serial on iris and threaded on the large rows (its passes over X have both forms).
+    iris_indicator = np.column_stack([iris_X, iris_X[:, 0] > 5.8])
+    X_indicator = np.column_stack([X, X[:, 0] > 0.0])
+
+    def two_valued() -> None:
+        model = Classifier(random_state=SEED).fit(iris_indicator, iris_y)
+        model.predict(iris_indicator)
+        Classifier(random_state=SEED, n_jobs=-1).fit(X_indicator, y)
+
+    def missing_values() -> None:
+        for splitter in splitters:
+            model = Classifier(splitter=splitter, random_state=SEED).fit(iris_nan, iris_y)
+            model.predict(iris_nan)
+
+    def categorical() -> None:
+        for splitter in splitters:
+            if splitter == "random":  # categorical splits are refused with "random"
+                continue
+            model = Classifier(splitter=splitter, categorical_features=[0]).fit(iris_cat, iris_y)
+            model.predict(iris_cat), model.apply(iris_cat), model.decision_path(iris_cat)
+
+    def other_criteria() -> None:
+        for splitter in splitters:
+            for estimator, criterion, X_c, y_c in (
+                (Classifier, "gain_ratio", iris_X, iris_y),
+                (Regressor, "poisson", diabetes_X, diabetes_positive),
+                (Regressor, "absolute_error", diabetes_X, diabetes_y),
+            ):
+                attempt(splitter, lambda s, e=estimator, c=criterion, X_c=X_c, y_c=y_c: e(
+                    splitter=s, criterion=c, max_depth=8, random_state=SEED
+                ).fit(X_c, y_c).predict(X_c))  # fmt: skip
+
+    def multi_output() -> None:
+        for splitter in splitters:
+            attempt(splitter, lambda s: Classifier(splitter=s, random_state=SEED).fit(
+                iris_X, iris_two).predict_proba(iris_X))  # fmt: skip
+            attempt(splitter, lambda s: Regressor(splitter=s, random_state=SEED).fit(
+                diabetes_X, diabetes_two).predict(diabetes_X))  # fmt: skip
+
+    def pruning() -> None:
+        Classifier(ccp_alpha=0.01).fit(iris_X, iris_y).cost_complexity_pruning_path(iris_X, iris_y)
+
+    fitted: dict[str, Any] = {}
+
+    def fit(name: str, splitter: str, n_jobs: int | None, X: np.ndarray, y: np.ndarray) -> None:
+        model = Classifier(splitter=splitter, n_jobs=n_jobs, random_state=SEED)
+        fitted[name] = model.fit(X, y)
+
+    parallel = f"{PARALLEL_ROWS:,} x {X.shape[1]}, n_jobs=-1"
+    steps = [
+        ("classifier fit, iris, serial", lambda: fit("iris", "best", None, iris_X, iris_y)),
+        ("classifier predict, iris, serial", lambda: fitted["iris"].predict(iris_X)),
+        (f"classifier fit, {parallel}", lambda: fit("parallel", "best", -1, X, y)),
+        (f"classifier predict, {parallel}", lambda: fitted["parallel"].predict(X)),
+    ]
+    for splitter in splitters:
+        if splitter != "best":  # same predict kernels as "best": fit only
+            steps += [
+                (f"{splitter} fit, iris, serial",
+                 lambda s=splitter: fit(s, s, None, iris_X, iris_y)),
+                (f"{splitter} fit, {parallel}", lambda s=splitter: fit(s, s, -1, X, y)),
+            ]  # fmt: skip
+    steps += [
+        ("classifier: entropy, max_leaf_nodes, max_features, sample_weight, predict_proba, "
+         "apply, decision_path (serial and n_jobs=-1)", other_paths),
+        ("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
+         "(serial and n_jobs=-1)", regressor),
+        ("classifier: a 0/1 column (two-valued search), fit + predict "
+         "(serial and n_jobs=-1)", two_valued),
+        ("classifier: NaN in X, fit + predict (each splitter)", missing_values),
+        ("classifier: a categorical feature, fit + predict, apply, decision_path (best, hist)",
+         categorical),
+        ("classifier / regressor: gain_ratio, poisson, absolute_error (each splitter)",
+         other_criteria),
+        ("classifier / regressor: multi-output y, fit + predict (each splitter)", multi_output),
+        ("classifier: ccp_alpha and cost_complexity_pruning_path", pruning),
+        ("MDLPDiscretizer fit + transform (not a tree kernel)", discretizer),
+    ]  # fmt: skip
+    return steps
+
+
+def compile_kernels(
+    splitters: Sequence[str] = SPLITTERS,
+    progress: Callable[[str, float], None] | None = None,
+) -> dict[str, float]:
+    """Run every step of :func:`warm_up_steps` once, compiling what numba has not cached.
+
+    Parameters
+    ----------
+    splitters : sequence of str, default=("best", "hist", "random")
+        Splitters whose paths are compiled (the exact splitter's always are).
+    progress : callable, default=None
+        Called as ``progress(step_name, seconds)`` after each step.
+
+    Returns
+    -------
+    dict of str to float
+        Seconds per step: the compile time on a cold cache, the cache's load time (well
+        under a second in all) on a warm one.
+    """
+    seconds = {}
+    for name, step in warm_up_steps(splitters):
+        start = time.perf_counter()
+        step()
+        seconds[name] = time.perf_counter() - start
+        if progress is not None:
+            progress(name, seconds[name])
+    return seconds

@@ -203,11 +203,14 @@ def run(rows: int = DEFAULT_ROWS, repeats: int = 1) -> None:
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}.")
 
-    # Measured before anything else touches dtjit's kernels, so it is a true first call.
-    first, again = _first_call_seconds()
-
     print(f"dtjit {dtjit.__version__} bench: dtjit vs scikit-learn decision trees")
     print("=" * WIDTH)
+    # Said before the first call: on a machine without numba's cache it compiles for about a
+    # minute, which would otherwise look like a hang.
+    print("(first call: loading dtjit's compiled kernels, or compiling them once: a minute")
+    print(" or two on a new machine; `dtjit compile` compiles every path ahead of use)", flush=True)
     print()
+    # Measured before anything else touches dtjit's kernels, so it is a true first call.
+    first, again = _first_call_seconds()
     _accuracy_section()
     _speed_section(rows, repeats, first, again)

@@ -23,13 +23,13 @@ SEED = 0
 
 
 def warm_up_steps(
-    splitters: Sequence[str] = SPLITTERS, rejected: set[str] | None = None
+    splitters: str | Sequence[str] = SPLITTERS, rejected: set[str] | None = None
 ) -> list[tuple[str, Callable[[], Any]]]:
     """Return the named steps that together compile every fit and predict path, in order.
 
     Parameters
     ----------
-    splitters : sequence of str, default=("best", "hist", "random")
+    splitters : str or sequence of str, default=("best", "hist", "random")
         Splitters whose paths are compiled; the exact splitter's (``"best"``) always are.
         Any other name raises ``ValueError``.
     rejected : set of str, default=None
@@ -48,12 +48,14 @@ def warm_up_steps(
     from ._estimators import DecisionTreeRegressor as Regressor
     from .discretize import MDLPDiscretizer
 
+    if isinstance(splitters, str):  # one name, not a sequence of its letters
+        splitters = [splitters]
     unknown = [s for s in splitters if s not in SPLITTERS]
     if unknown:
         raise ValueError(f"unknown splitter {unknown[0]!r}; expected some of {list(SPLITTERS)}")
     if rejected is None:
         rejected = set()
-    splitters = ["best", *(s for s in splitters if s != "best")]
+    splitters = list(dict.fromkeys(["best", *splitters]))  # each once, the exact one first
     iris_X, iris_y = load_iris(return_X_y=True)
     X, y = make_classification(
         n_samples=PARALLEL_ROWS, n_features=N_FEATURES, n_informative=N_FEATURES // 2,
@@ -195,14 +197,14 @@ def warm_up_steps(
 
 
 def compile_kernels(
-    splitters: Sequence[str] = SPLITTERS,
+    splitters: str | Sequence[str] = SPLITTERS,
     progress: Callable[[str, float], None] | None = None,
 ) -> dict[str, float]:
     """Run every step of :func:`warm_up_steps` once, compiling what numba has not cached.
 
     Parameters
     ----------
-    splitters : sequence of str, default=("best", "hist", "random")
+    splitters : str or sequence of str, default=("best", "hist", "random")
         Splitters whose paths are compiled (the exact splitter's always are).
     progress : callable, default=None
         Called as ``progress(step_name, seconds)`` after each step.

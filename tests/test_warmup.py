@@ -71,11 +71,15 @@ def test_compile_command_leaves_nothing_to_compile(capsys):
     assert compiled == []
 
 
-def test_warm_up_always_includes_the_exact_splitter():
-    steps = [name for name, _ in warm_up_steps(["random"])]
+@pytest.mark.parametrize("splitters", [["random"], "random", ["random", "best", "random"]])
+def test_warm_up_always_includes_the_exact_splitter(splitters):
+    steps = [name for name, _ in warm_up_steps(splitters)]
     assert steps[0] == "classifier fit, iris, serial"
     assert not any(name.startswith("hist") for name in steps)
-    assert any(name.startswith("random") for name in steps)
+    assert [name for name in steps if name.startswith("random")] == [
+        "random fit, iris, serial",
+        "random fit, 20,000 x 20, n_jobs=-1",
+    ]
 
 
 def test_unknown_splitter_is_refused():

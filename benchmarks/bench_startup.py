@@ -157,23 +157,23 @@ def steps_child(splitters: list[str]) -> None:
     rejected: set[str] = set()
     steps = warm_up_steps(splitters, rejected)
     first = []
-    for _, step in steps:
+    for step in steps:
         t = time.perf_counter()
-        step()
+        step.run()
         first.append(time.perf_counter() - t)
     again = [float("inf")] * len(steps)
     for _ in range(REPEATS):  # the fastest repeat: a busy machine only ever adds time
-        for k, (_, step) in enumerate(steps):
+        for k, step in enumerate(steps):
             t = time.perf_counter()
-            step()
+            step.run()
             again[k] = min(again[k], time.perf_counter() - t)
     print(
         json.dumps(
             {
                 "import_s": import_s,
                 "steps": [
-                    {"step": name, "first_s": f, "again_s": a}
-                    for (name, _), f, a in zip(steps, first, again, strict=True)
+                    {"step": step.name, "first_s": f, "again_s": a}
+                    for step, f, a in zip(steps, first, again, strict=True)
                 ],
                 "kernels": kernel_coverage(),
                 "rejected_combinations": sorted(rejected),

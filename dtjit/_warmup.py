@@ -10,9 +10,13 @@ checks for completeness ("every kernel compiled") is this one.
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -20,11 +24,26 @@ SPLITTERS = ("best", "hist", "random")
 PARALLEL_ROWS = 20_000  # x 20 features: well above dtjit's threshold for parallel kernels
 N_FEATURES = 20
 SEED = 0
+# The family of the steps the common fit compiles (the exact builder, predict, the small
+# options): the other families compile kernels of their own and can run in other processes.
+COMMON = "common"
+# Rough seconds each family's steps took to compile in a process of their own while another
+# process compiled too (2 cores, numba 0.68): only to balance `dtjit compile --jobs`.
+FAMILY_COST = {COMMON: 105.0, "hist": 56.0, "categorical": 42.0, "multi-output": 23.0,
+               "criteria": 15.0}  # fmt: skip
+
+
+class Step(NamedTuple):
+    """One warm-up step: its name, the function running it and its family of kernels."""
+
+    name: str
+    run: Callable[[], Any]
+    family: str
 
 
 def warm_up_steps(
     splitters: str | Sequence[str] = SPLITTERS, rejected: set[str] | None = None
-) -> list[tuple[str, Callable[[], Any]]]:
+) -> list[Step]:
     """Return the named steps that together compile every fit and predict path, in order.
 
     Parameters
@@ -38,9 +57,12 @@ def warm_up_steps(
 
     Returns
     -------
-    list of (str, callable)
-        Step names and functions without arguments, to be run in this order (a predict step
-        uses the model of the fit step before it).
+    list of Step
+        Names, functions without arguments and families, to be run in this order (a predict
+        step uses the model of the fit step before it). Steps of the family ``"common"``
+        need the kernels of the first, common fit; each other family (``"hist"``,
+        ``"categorical"``, ``"criteria"``, ``"multi-output"``) compiles kernels few fits use
+        and can run in a process of its own.
     """
     from sklearn.datasets import load_diabetes, load_iris, make_classification
 
@@ -165,61 +187,162 @@ def warm_up_steps(
 
     parallel = f"{PARALLEL_ROWS:,} x {X.shape[1]}, n_jobs=-1"
     steps = [
-        ("classifier fit, iris, serial", lambda: fit("iris", "best", None, iris_X, iris_y)),
-        ("classifier predict, iris, serial", lambda: fitted["iris"].predict(iris_X)),
-        (f"classifier fit, {parallel}", lambda: fit("parallel", "best", -1, X, y)),
-        (f"classifier predict, {parallel}", lambda: fitted["parallel"].predict(X)),
-    ]
+        Step("classifier fit, iris, serial",
+             lambda: fit("iris", "best", None, iris_X, iris_y), COMMON),
+        Step("classifier predict, iris, serial", lambda: fitted["iris"].predict(iris_X), COMMON),
+        Step(f"classifier fit, {parallel}", lambda: fit("parallel", "best", -1, X, y), COMMON),
+        Step(f"classifier predict, {parallel}", lambda: fitted["parallel"].predict(X), COMMON),
+    ]  # fmt: skip
     for splitter in splitters:
         if splitter != "best":  # same predict kernels as "best": fit only
+            # The random splitter runs in the exact builder; hist has a builder of its own.
+            family = "hist" if splitter == "hist" else COMMON
             steps += [
-                (f"{splitter} fit, iris, serial",
-                 lambda s=splitter: fit(s, s, None, iris_X, iris_y)),
-                (f"{splitter} fit, {parallel}", lambda s=splitter: fit(s, s, -1, X, y)),
+                Step(f"{splitter} fit, iris, serial",
+                     lambda s=splitter: fit(s, s, None, iris_X, iris_y), family),
+                Step(f"{splitter} fit, {parallel}", lambda s=splitter: fit(s, s, -1, X, y), family),
             ]  # fmt: skip
     steps += [
-        ("classifier: entropy, max_leaf_nodes, max_features, sample_weight, predict_proba, "
-         "apply, decision_path (serial and n_jobs=-1)", other_paths),
-        ("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
-         "(serial and n_jobs=-1)", regressor),
-        ("classifier: a 0/1 column (two-valued search), fit + predict "
-         "(serial and n_jobs=-1)", two_valued),
-        ("classifier: NaN in X, fit + predict (each splitter)", missing_values),
-        ("classifier: a categorical feature, fit + predict, apply, decision_path (best, hist)",
-         categorical),
-        ("classifier / regressor: gain_ratio, poisson, absolute_error (each splitter)",
-         other_criteria),
-        ("classifier / regressor: multi-output y, fit + predict (each splitter)", multi_output),
-        ("classifier: ccp_alpha and cost_complexity_pruning_path", pruning),
-        ("MDLPDiscretizer fit + transform (not a tree kernel)", discretizer),
+        Step("classifier: entropy, max_leaf_nodes, max_features, sample_weight, predict_proba, "
+             "apply, decision_path (serial and n_jobs=-1)", other_paths, COMMON),
+        Step("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
+             "(serial and n_jobs=-1)", regressor, COMMON),
+        Step("classifier: a 0/1 column (two-valued search), fit + predict "
+             "(serial and n_jobs=-1)", two_valued, COMMON),
+        Step("classifier: NaN in X, fit + predict (each splitter)", missing_values, COMMON),
+        Step("classifier: a categorical feature, fit + predict, apply, decision_path (best, "
+             "hist)", categorical, "categorical"),
+        Step("classifier / regressor: gain_ratio, poisson, absolute_error (each splitter)",
+             other_criteria, "criteria"),
+        Step("classifier / regressor: multi-output y, fit + predict (each splitter)",
+             multi_output, "multi-output"),
+        Step("classifier: ccp_alpha and cost_complexity_pruning_path", pruning, COMMON),
+        Step("MDLPDiscretizer fit + transform (not a tree kernel)", discretizer, COMMON),
     ]  # fmt: skip
     return steps
+
+
+def process_shares(families: Sequence[str], n_processes: int) -> list[list[int]]:
+    """Split step indices over at most ``n_processes`` processes, each family in one of them.
+
+    Families go, costliest first, to the process with the least work so far (by
+    :data:`FAMILY_COST`); the first process always holds the common family, which the other
+    families' fits do not need in the same process. Processes that get nothing are left
+    out; each share keeps the steps' order.
+
+    Parameters
+    ----------
+    families : sequence of str
+        The family of each step (:attr:`Step.family`).
+    n_processes : int
+        At least 1.
+
+    Returns
+    -------
+    list of list of int
+        Step indices per process; the first holds the common family.
+    """
+    if n_processes < 1:
+        raise ValueError(f"n_processes must be at least 1, got {n_processes}.")
+    load = [0.0] * n_processes
+    home = {COMMON: 0}
+    load[0] = FAMILY_COST.get(COMMON, 0.0)
+    others = sorted(set(families) - {COMMON}, key=lambda f: (-FAMILY_COST.get(f, 0.0), f))
+    for family in others:
+        process = min(range(n_processes), key=lambda p: (load[p], p))
+        home[family] = process
+        load[process] += FAMILY_COST.get(family, 0.0)
+    shares: list[list[int]] = [[] for _ in range(n_processes)]
+    for index, family in enumerate(families):
+        shares[home[family]].append(index)
+    return [share for share in shares if share]
 
 
 def compile_kernels(
     splitters: str | Sequence[str] = SPLITTERS,
     progress: Callable[[str, float], None] | None = None,
+    n_processes: int = 1,
+    only: Sequence[int] | None = None,
 ) -> dict[str, float]:
-    """Run every step of :func:`warm_up_steps` once, compiling what numba has not cached.
+    """Run the steps of :func:`warm_up_steps` once, compiling what numba has not cached.
 
     Parameters
     ----------
     splitters : str or sequence of str, default=("best", "hist", "random")
         Splitters whose paths are compiled (the exact splitter's always are).
     progress : callable, default=None
-        Called as ``progress(step_name, seconds)`` after each step.
+        Called as ``progress(step_name, seconds)`` after each step run in this process.
+    n_processes : int, default=1
+        With more than one, the step families (see :func:`process_shares`) are compiled by
+        that many fresh Python processes at once (``python -m dtjit compile``, sharing
+        numba's cache), then every step runs once more here. That last pass loads what the
+        processes compiled and compiles again whatever a race between them dropped: two
+        processes adding different versions of one kernel to its cache index at the same
+        moment can lose one of them (the last writer wins).
+    only : sequence of int, default=None
+        Indices of the steps to run, in this process only (what each such process is told).
 
     Returns
     -------
     dict of str to float
-        Seconds per step: the compile time on a cold cache, the cache's load time (well
-        under a second in all) on a warm one.
+        Seconds per step run in this process: compile time on a cold cache, the cache's load
+        time (well under a second in all) on a warm one.
+
+    Raises
+    ------
+    RuntimeError
+        If one of the processes fails; its last error lines are in the message.
     """
+    steps = warm_up_steps(splitters)
+    if only is not None and not set(only) <= set(range(len(steps))):
+        raise ValueError(f"step numbers go from 0 to {len(steps) - 1}, got {list(only)}.")
+    splitter_args = [a for s in ([splitters] if isinstance(splitters, str) else splitters)
+                     for a in ("--splitter", s)]  # fmt: skip
+    if n_processes > 1 and only is None:
+        shares = process_shares([step.family for step in steps], n_processes)
+        _run_processes([[*splitter_args, "--only", _indices(share)] for share in shares])
     seconds = {}
-    for name, step in warm_up_steps(splitters):
+    for index, (name, run, _) in enumerate(steps):
+        if only is not None and index not in only:
+            continue
         start = time.perf_counter()
-        step()
+        run()
         seconds[name] = time.perf_counter() - start
         if progress is not None:
             progress(name, seconds[name])
     return seconds
+
+
+def _indices(share: Sequence[int]) -> str:
+    return ",".join(str(index) for index in share)
+
+
+def _run_processes(arguments: list[list[str]]) -> None:
+    """Run ``python -m dtjit compile ARGS`` for each ``ARGS`` at once; wait for all of them.
+
+    Their output goes to ours as they print it; their error output to temporary files (a
+    pipe left unread while waiting for another process could fill up and stall its writer),
+    quoted when one fails. An exception here (Ctrl-C) kills the ones still running.
+    """
+    with contextlib.ExitStack() as stack:
+        started = []
+        try:
+            for args in arguments:
+                errors = stack.enter_context(tempfile.TemporaryFile("w+"))
+                command = [sys.executable, "-m", "dtjit", "compile", *args]
+                started.append((subprocess.Popen(command, stderr=errors, text=True), errors))
+            for process, _ in started:
+                process.wait()
+        finally:
+            for process, _ in started:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+        for process, errors in started:
+            if process.returncode != 0:
+                errors.seek(0)
+                tail = " | ".join(errors.read().strip().splitlines()[-3:])
+                raise RuntimeError(
+                    f"a compile process ({' '.join(process.args[3:])}) failed with status "
+                    f"{process.returncode}: {tail}"
+                )

@@ -511,6 +511,18 @@ def _add_compile(commands: Any, common: argparse.ArgumentParser) -> None:
             "(default all; 'best' is always included)"
         ),
     )
+    command.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help=(
+            "compile in N Python processes at once, one family of kernels each (the common "
+            "fit, hist, categorical, criteria, multi-output), then check the cache here "
+            "(default 1)"
+        ),
+    )
+    command.add_argument("--only", type=_step_indices, help=argparse.SUPPRESS)
 
 
 def _run_compile(args: argparse.Namespace) -> int:
@@ -519,15 +531,34 @@ def _run_compile(args: argparse.Namespace) -> int:
 
     from ._warmup import SPLITTERS, compile_kernels
 
+    def show(name: str, seconds: float) -> None:
+        print(f"{seconds:8.2f} s  {name}", flush=True)
+
+    splitters = args.splitter or SPLITTERS
+    if args.only is not None:  # one of the processes of --jobs: its steps only, no header
+        compile_kernels(splitters, progress=show, only=args.only)
+        return EXIT_OK
     cache = numba.config.CACHE_DIR or "next to the dtjit package (or numba's user cache)"
     print(f"numba cache: {cache}", flush=True)
     start = time.perf_counter()
-    compile_kernels(
-        args.splitter or SPLITTERS,
-        progress=lambda name, seconds: print(f"{seconds:8.2f} s  {name}", flush=True),
-    )
+    if args.jobs == 1:
+        compile_kernels(splitters, progress=show)
+    else:
+        final = compile_kernels(splitters, n_processes=args.jobs)
+        show("every step again in this process (cache check)", sum(final.values()))
     print(f"{time.perf_counter() - start:8.2f} s  in all")
     return EXIT_OK
+
+
+def _step_indices(text: str) -> list[int]:
+    try:
+        indices = [int(part) for part in text.split(",")]
+    except ValueError:
+        message = f"expected step numbers separated by commas, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if min(indices) < 0:
+        raise argparse.ArgumentTypeError(f"step numbers are at least 0, got {text!r}")
+    return indices
 
 
 # -- helpers ---------------------------------------------------------------------------------

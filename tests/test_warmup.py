@@ -10,8 +10,8 @@ import pytest
 from numba.core import event
 from sklearn.datasets import load_breast_cancer, load_diabetes
 
-from dtjit import DecisionTreeClassifier, DecisionTreeRegressor, MDLPDiscretizer
-from dtjit._warmup import SPLITTERS, warm_up_steps
+from dtjit import DecisionTreeClassifier, DecisionTreeRegressor, MDLPDiscretizer, _warmup
+from dtjit._warmup import COMMON, SPLITTERS, compile_kernels, process_shares, warm_up_steps
 from dtjit.cli import main
 
 
@@ -60,20 +60,60 @@ def user_session() -> None:
     MDLPDiscretizer().fit(X, y).transform(X)
 
 
-def test_compile_command_leaves_nothing_to_compile(capsys):
+def test_compile_command_leaves_nothing_to_compile(capfd):
     assert main(["compile"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    steps = [name for name, _ in warm_up_steps()]
+    out = capfd.readouterr().out.splitlines()
+    steps = [step.name for step in warm_up_steps()]
     assert out[0].startswith("numba cache: ")
     assert [line.split("s  ", 1)[1] for line in out[1:]] == [*steps, "in all"]
     with compiled_functions() as compiled:
         user_session()
     assert compiled == []
+    # The cache is warm now: --jobs 3 starts three processes that load it, one family set
+    # each, and every step runs once more here. Their lines reach the terminal (fd 1).
+    assert main(["compile", "--jobs", "3"]) == 0
+    out = capfd.readouterr().out
+    for name in steps:
+        assert out.count(name) == 1, name
+    assert "every step again in this process (cache check)" in out and "in all" in out
+
+
+def test_process_shares_keep_families_whole_and_balance_them():
+    families = [step.family for step in warm_up_steps()]
+    assert process_shares(families, 1) == [list(range(len(families)))]
+    for n in range(2, 8):
+        shares = process_shares(families, n)
+        assert 2 <= len(shares) <= min(n, 5)  # the common family and 4 others
+        assert sorted(i for share in shares for i in share) == list(range(len(families)))
+        assert all(share == sorted(share) for share in shares)
+        assert {families[i] for i in shares[0]} >= {COMMON}
+        homes = {}
+        for k, share in enumerate(shares):
+            for i in share:
+                assert homes.setdefault(families[i], k) == k, families[i]
+    # 2 processes: the hist builder and the categorical search (the costliest others) are
+    # not left to wait behind the common fit.
+    two = process_shares(families, 2)
+    assert {"hist", "categorical"} <= {families[i] for i in two[1]}
+    with pytest.raises(ValueError, match="at least 1"):
+        process_shares(families, 0)
+
+
+def test_a_failed_compile_process_is_reported(monkeypatch):
+    monkeypatch.setattr(_warmup.sys, "executable", "/bin/false")  # every process exits 1
+    with pytest.raises(RuntimeError, match="failed with status 1"):
+        compile_kernels(n_processes=2)
+
+
+def test_step_numbers_are_checked():
+    with pytest.raises(ValueError, match="step numbers go from 0 to 16"):
+        compile_kernels(only=[0, 17])
+    assert main(["compile", "--only", "1,x"]) == 2
 
 
 @pytest.mark.parametrize("splitters", [["random"], "random", ["random", "best", "random"]])
 def test_warm_up_always_includes_the_exact_splitter(splitters):
-    steps = [name for name, _ in warm_up_steps(splitters)]
+    steps = [step.name for step in warm_up_steps(splitters)]
     assert steps[0] == "classifier fit, iris, serial"
     assert not any(name.startswith("hist") for name in steps)
     assert [name for name in steps if name.startswith("random")] == [

@@ -290,9 +290,17 @@ def compile_kernels(
 
     Raises
     ------
+    ValueError
+        If numba's JIT is disabled (``NUMBA_DISABLE_JIT``), or a step number is unknown.
     RuntimeError
         If one of the processes fails; its last error lines are in the message.
     """
+    import numba
+
+    if numba.config.DISABLE_JIT:  # the steps would run as plain Python: hours, for nothing
+        raise ValueError(
+            "NUMBA_DISABLE_JIT is set: numba compiles nothing, so there is nothing to do."
+        )
     steps = warm_up_steps(splitters)
     if only is not None and not set(only) <= set(range(len(steps))):
         raise ValueError(f"step numbers go from 0 to {len(steps) - 1}, got {list(only)}.")

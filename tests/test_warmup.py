@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+import numba
 import numpy as np
 import pytest
 from numba.core import event
@@ -103,6 +104,14 @@ def test_a_failed_compile_process_is_reported(monkeypatch):
     monkeypatch.setattr(_warmup.sys, "executable", "/bin/false")  # every process exits 1
     with pytest.raises(RuntimeError, match="failed with status 1"):
         compile_kernels(n_processes=2)
+
+
+def test_nothing_to_compile_without_the_jit(monkeypatch, capsys):
+    monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
+    with pytest.raises(ValueError, match="NUMBA_DISABLE_JIT is set"):
+        compile_kernels()
+    assert main(["compile"]) == 1
+    assert "NUMBA_DISABLE_JIT is set" in capsys.readouterr().err
 
 
 def test_step_numbers_are_checked():

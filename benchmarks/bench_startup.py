@@ -1,7 +1,7 @@
 """Start-up benchmark: what dtjit costs before its first result, measured in fresh processes.
 
 numba compiles dtjit's kernels the first time they run and caches the machine code on disk
-(next to the package, or in ``NUMBA_CACHE_DIR``); later processes load it. Two questions:
+(next to the package, or in ``NUMBA_CACHE_DIR``); later processes load it. Three questions:
 
 1. **Cold**: the first use ever. A fresh process with ``NUMBA_CACHE_DIR`` pointing to an
    empty temporary directory runs, step by step: ``import dtjit``; fit and predict on iris
@@ -25,13 +25,17 @@ numba compiles dtjit's kernels the first time they run and caches the machine co
    Reported: medians of the in-process times (clock started before ``import numpy``) and of
    the whole process's wall time as the parent sees it (interpreter start-up and exit
    included).
+3. **The compile command**: ``dtjit compile --jobs N`` (N = ``--compile-jobs``, the CPU count
+   by default) in a fresh process on another empty cache: the wall time of compiling every
+   path ahead of use, in N processes.
 
 Results: ``benchmarks/results/startup.json`` and ``startup.md`` (written atomically).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_startup.py            # about a minute
+    .venv/bin/python benchmarks/bench_startup.py            # about 6 minutes on 2 cores
     .venv/bin/python benchmarks/bench_startup.py --runs 3   # fewer warm runs
+    .venv/bin/python benchmarks/bench_startup.py --compile-jobs 0   # without part 3
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -312,6 +317,14 @@ def markdown(report: dict[str, Any]) -> str:
             else f". **Tree kernels the steps missed, so not in the total: {', '.join(missing)}.**"
         ),
     ]
+    command = report.get("compile_command")
+    if command:
+        lines += [
+            "",
+            f"`dtjit compile --jobs {command['jobs']}` in a fresh process on an empty cache (the "
+            f"same steps; with more than one job, spread over that many processes, then run once "
+            f"more in its own to check the cache): {command['wall_s']:.1f} s wall.",
+        ]
     copies = kernels.get("literal_copies", [])
     wasted = [k for k in copies if k not in INTENDED_LITERAL_COPIES]
     intended = [f"{k} ({INTENDED_LITERAL_COPIES[k]})" for k in copies if k not in wasted]
@@ -339,11 +352,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=DEFAULT_RUNS,
         help=f"warm start-up processes per library (default {DEFAULT_RUNS})",
     )
+    parser.add_argument(
+        "--compile-jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="also time `dtjit compile --jobs N` on an empty cache (default: the CPU count; "
+        "0 skips it)",
+    )
     parser.add_argument("--_steps-child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)  # fmt: skip
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.compile_jobs < 0:
+        parser.error("--compile-jobs must be at least 0")
     return args
+
+
+def compile_command(jobs: int) -> dict[str, Any]:
+    """Wall time of ``dtjit compile --jobs N`` in a fresh process on an empty numba cache."""
+    with tempfile.TemporaryDirectory(prefix="dtjit-empty-numba-cache-") as empty_cache:
+        command = [sys.executable, "-m", "dtjit", "compile", "--jobs", str(jobs)]
+        start = time.perf_counter()
+        subprocess.run(
+            command, env={**os.environ, "NUMBA_CACHE_DIR": empty_cache}, check=True,
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        return {"jobs": jobs, "wall_s": time.perf_counter() - start}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -369,6 +403,11 @@ def main(argv: list[str] | None = None) -> int:
     priming = run_steps_child(splitters, None)
     cached = run_steps_child(splitters, None)
     log(f"    cache load {cached['tree_compile_or_load_s']:.3f} s")
+    command = None
+    if args.compile_jobs:
+        log(f"`dtjit compile --jobs {args.compile_jobs}` on an empty cache ...")
+        command = compile_command(args.compile_jobs)
+        log(f"    {command['wall_s']:.1f} s")
     log(f"warm start-up: {args.runs} fresh processes per library, interleaved ...")
     warm = warm_startup(args.runs)
     report: dict[str, Any] = {
@@ -383,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         "cold": cold,
         "warm_cache": cached,
         "warm_cache_priming_run": priming,
+        "compile_command": command,
     }
     publish(report, markdown, JSON_PATH, MD_PATH, start)
     return 0

@@ -41,6 +41,16 @@ class Step(NamedTuple):
     family: str
 
 
+def splitter_list(splitters: str | Sequence[str]) -> list[str]:
+    """Validate splitter names: each once, ``"best"`` first and always (one name or several)."""
+    if isinstance(splitters, str):  # one name, not a sequence of its letters
+        splitters = [splitters]
+    unknown = [s for s in splitters if s not in SPLITTERS]
+    if unknown:
+        raise ValueError(f"unknown splitter {unknown[0]!r}; expected some of {list(SPLITTERS)}")
+    return list(dict.fromkeys(["best", *splitters]))
+
+
 def warm_up_steps(
     splitters: str | Sequence[str] = SPLITTERS, rejected: set[str] | None = None
 ) -> list[Step]:
@@ -70,14 +80,9 @@ def warm_up_steps(
     from ._estimators import DecisionTreeRegressor as Regressor
     from .discretize import MDLPDiscretizer
 
-    if isinstance(splitters, str):  # one name, not a sequence of its letters
-        splitters = [splitters]
-    unknown = [s for s in splitters if s not in SPLITTERS]
-    if unknown:
-        raise ValueError(f"unknown splitter {unknown[0]!r}; expected some of {list(SPLITTERS)}")
+    splitters = splitter_list(splitters)
     if rejected is None:
         rejected = set()
-    splitters = list(dict.fromkeys(["best", *splitters]))  # each once, the exact one first
     iris_X, iris_y = load_iris(return_X_y=True)
     X, y = make_classification(
         n_samples=PARALLEL_ROWS, n_features=N_FEATURES, n_informative=N_FEATURES // 2,
@@ -304,8 +309,7 @@ def compile_kernels(
     steps = warm_up_steps(splitters)
     if only is not None and not set(only) <= set(range(len(steps))):
         raise ValueError(f"step numbers go from 0 to {len(steps) - 1}, got {list(only)}.")
-    splitter_args = [a for s in ([splitters] if isinstance(splitters, str) else splitters)
-                     for a in ("--splitter", s)]  # fmt: skip
+    splitter_args = [arg for name in splitter_list(splitters) for arg in ("--splitter", name)]
     if n_processes > 1 and only is None:
         shares = process_shares([step.family for step in steps], n_processes)
         _run_processes([[*splitter_args, "--only", _indices(share)] for share in shares])

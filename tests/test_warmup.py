@@ -118,6 +118,7 @@ def test_step_numbers_are_checked():
     with pytest.raises(ValueError, match="step numbers go from 0 to 16"):
         compile_kernels(only=[0, 17])
     assert main(["compile", "--only", "1,x"]) == 2
+    assert main(["compile", "--only", "-1"]) == 1
 
 
 @pytest.mark.parametrize("splitters", [["random"], "random", ["random", "best", "random"]])

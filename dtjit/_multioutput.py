@@ -21,7 +21,7 @@ The sweep gathers each row's codes (``n_outputs`` reads per row) rather than rea
 presorted code column, and scores every candidate threshold (the single-output sweep's
 class-boundary skipping is not applied): multi-output trees are rarer and this keeps the
 single-output kernels untouched. Missing values follow the rules of
-``_splitter.best_split_with_missing`` and the random splitter those of
+``_splitter.best_splits_of_feature`` and the random splitter those of
 ``_splitter.random_split_in_segment``.
 """
 
@@ -183,10 +183,10 @@ def best_split_multi_output(
 ):  # fmt: skip
     """Best split of one feature for one node, NaN rows included.
 
-    Returns ``proxy, pos, threshold, missing`` as ``_splitter.best_split_with_missing``,
-    with its rules: a sweep with the NaN rows on the right, the cut "every value | NaN"
-    (threshold ``+inf``), a sweep with the NaN rows on the left; a later candidate wins
-    only if strictly better.
+    Returns ``proxy, pos, threshold, missing`` as ``_splitter.best_splits_of_feature``
+    finds them for a node, with its rules: a sweep with the NaN rows on the right, the cut
+    "every value | NaN" (threshold ``+inf``), a sweep with the NaN rows on the left; a later
+    candidate wins only if strictly better.
     """
     n_missing = count_missing(val, start, end)
     end_values = end - n_missing

@@ -686,73 +686,6 @@ def values_versus_missing_proxy(
 
 
 @inline_kernel
-def best_split_with_missing(
-    idx, val, codes, start, end, contrib, sample_weight, unit_weight, node_stats, node, weight,
-    n_sweep, criterion, min_samples_leaf, min_weight_leaf, left, missing_stats,
-):  # fmt: skip
-    """Best split of one feature for one node, NaN rows included (scikit-learn 1.9's rules).
-
-    Parameters are those of :func:`best_split_in_segment` for the whole segment
-    ``[start, end)``, whose NaN values form its tail; ``missing_stats`` is scratch like
-    ``left``. The node's statistics ``total`` are passed as ``node_stats`` and ``node``:
-    a row view made by the caller cost reference-count updates on every call, one call per
-    (node, feature) (about 2 % of a covtype fit on one thread, when this was a kernel).
-
-    Returns
-    -------
-    proxy, pos, threshold
-        As :func:`best_split_in_segment`; ``pos`` is the first non-missing position of the
-        right child, ``threshold`` is ``+inf`` for the split "every value | NaN".
-    missing : int
-        Where the NaN rows go: ``1`` left, ``0`` right, ``-1`` when the node has none (the
-        builder then sends NaN to the larger child).
-
-    Notes
-    -----
-    Without NaN in the node this is one sweep, as before missing values were supported.
-    With NaN (scikit-learn's ``node_split_best``): a sweep with the NaN rows on the right,
-    then the cut "all values left, NaN right" (threshold ``+inf``: ``NaN <= inf`` is false),
-    then a sweep with the NaN rows on the left. A later candidate replaces the best only if
-    strictly better, so ties go to NaN right, and within a sweep to the lowest threshold.
-    The cut "NaN left, all values right" is not scored: it is the ``+inf`` cut mirrored.
-    A feature whose non-missing values are all equal can still split them from the NaN
-    rows; a feature that is all NaN in the node cannot split.
-    """
-    total = node_stats[node]
-    n_missing = count_missing(val, start, end)
-    end_non_missing = end - n_missing
-    missing_weight = 0.0
-    if n_missing > 0:
-        if end_non_missing == start:
-            return NO_SPLIT, end, 0.0, -1
-        missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib, sample_weight,
-                                    unit_weight, n_sweep, missing_stats)  # fmt: skip
-    best_proxy, best_pos, best_threshold, best_missing = NO_SPLIT, end, 0.0, -1
-    # One call site of the inlined sweep, run once without NaN rows and twice with them
-    # (NaN right, then NaN left): three call sites compiled three copies of the sweep into
-    # every kernel above this one and tripled their compile time.
-    for nan_pass in range(2 if n_missing > 0 else 1):
-        proxy, pos, threshold = best_split_in_segment(
-            idx, val, codes, start, end_non_missing, contrib, sample_weight, unit_weight,
-            total, weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, n_missing,
-            nan_pass == 1, missing_stats, missing_weight, left,
-        )  # fmt: skip
-        if nan_pass == 0:
-            best_proxy, best_pos, best_threshold = proxy, pos, threshold
-            if n_missing > 0:
-                best_missing = 0
-                proxy_inf = values_versus_missing_proxy(
-                    end_non_missing - start, n_missing, weight, missing_weight, total,
-                    missing_stats, n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
-                )  # fmt: skip
-                if proxy_inf > best_proxy:
-                    best_proxy, best_pos, best_threshold = proxy_inf, end_non_missing, np.inf
-        elif proxy > best_proxy:
-            best_proxy, best_pos, best_threshold, best_missing = proxy, pos, threshold, 1
-    return best_proxy, best_pos, best_threshold, best_missing
-
-
-@inline_kernel
 def first_position_above(val, start, end, threshold):
     """First position of the sorted segment ``val[start:end]`` whose value exceeds ``threshold``.
 
@@ -777,10 +710,12 @@ def random_split_in_segment(
 ):  # fmt: skip
     """Score the drawn ``threshold`` of one feature for one node (``splitter="random"``).
 
-    Parameters are those of :func:`best_split_with_missing`, plus ``threshold`` (float64),
-    drawn uniformly between the node's smallest and largest non-missing value of the
-    feature, and ``missing_go_left``, the side drawn for the node's NaN rows (read only if
-    it has some). As in scikit-learn, the cut "all values | NaN" is not scored separately.
+    Parameters are those of :func:`best_split_in_segment` for the whole segment
+    ``[start, end)``, whose NaN values form its tail (``missing_stats`` is scratch like
+    ``left``), plus ``threshold`` (float64), drawn uniformly between the node's smallest and
+    largest non-missing value of the feature, and ``missing_go_left``, the side drawn for
+    the node's NaN rows (read only if it has some). As in scikit-learn, the cut "all values
+    | NaN" is not scored separately.
 
     Returns
     -------
@@ -849,15 +784,34 @@ def best_splits_of_feature(
     out_threshold,
     out_missing,
 ):
-    """Sweep feature ``f`` for every node of a batch; writes column ``f`` of the outputs only.
+    """Best split of feature ``f`` for every node of a batch, NaN rows included.
 
-    A kernel, into which the per-(node, feature) search is inlined (see ``_jit``): the
-    sweeps call it once per feature, not once per node and feature.
+    Writes column ``f`` of the outputs only: ``out_proxy[k, f]``, ``out_pos[k, f]`` and
+    ``out_threshold[k, f]`` as :func:`best_split_in_segment` returns them for node ``k``'s
+    segment (``pos`` is the first non-missing position of the right child; the threshold is
+    ``+inf`` for the split "every value | NaN"), ``out_missing[k, f]`` where the node's NaN
+    rows go: ``1`` left, ``0`` right, ``-1`` when it has none (the builder then sends NaN to
+    the larger child). With ``random_split`` the feature is not swept: ``out_threshold[k, f]``
+    and ``out_missing[k, f]`` hold the threshold and NaN side drawn for node ``k`` on entry
+    and only that split is scored (:func:`random_split_in_segment`).
 
-    ``out_missing[k, f]`` receives where node ``k``'s NaN rows go (see
-    :func:`best_split_with_missing`). With ``random_split`` the feature is not swept:
-    ``out_threshold[k, f]`` and ``out_missing[k, f]`` hold the threshold and NaN side drawn
-    for node ``k`` on entry and only that split is scored.
+    Notes
+    -----
+    Missing values follow scikit-learn 1.9's ``node_split_best``. A node's NaN values are the
+    tail of its segment. Without NaN in the node this is one sweep, as before missing values
+    were supported. With NaN: a sweep with the NaN rows on the right, then the cut "all
+    values left, NaN right" (threshold ``+inf``: ``NaN <= inf`` is false), then a sweep with
+    the NaN rows on the left. A later candidate replaces the best only if strictly better,
+    so ties go to NaN right, and within a sweep to the lowest threshold. The cut "NaN left,
+    all values right" is not scored: it is the ``+inf`` cut mirrored. A feature whose
+    non-missing values are all equal can still split them from the NaN rows; a feature that
+    is all NaN in the node cannot split.
+
+    One kernel per feature, the sweep inlined into its loop over nodes (see ``_jit``): as a
+    kernel of its own the per-node search was called once per (node, feature). Its body is
+    written here rather than in an inline helper because numba copies an inlined callee
+    whole, scope included, block by block: that copy of the sweep cost 3-4 s of this
+    kernel's cold compile.
     """
     left = np.empty(n_sweep, dtype=np.float64)
     missing_stats = np.empty(n_sweep, dtype=np.float64)
@@ -866,21 +820,52 @@ def best_splits_of_feature(
     codes = sorted_code[f]
     for k in range(nodes.shape[0]):
         node = nodes[k]
+        start = node_start[node]
+        end = node_end[node]
         if candidate[k, f] and random_split:
             proxy, pos, threshold, missing = random_split_in_segment(
-                idx, val, codes, node_start[node], node_end[node], contrib, sample_weight,
-                unit_weight, node_stats[node], node_weight[node], n_sweep, criterion,
-                min_samples_leaf, min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1,
-                left, missing_stats,
+                idx, val, codes, start, end, contrib, sample_weight, unit_weight,
+                node_stats[node], node_weight[node], n_sweep, criterion, min_samples_leaf,
+                min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1, left,
+                missing_stats,
             )  # fmt: skip
         elif candidate[k, f]:
-            proxy, pos, threshold, missing = best_split_with_missing(
-                idx, val, codes, node_start[node], node_end[node], contrib, sample_weight,
-                unit_weight, node_stats, node, node_weight[node], n_sweep, criterion,
-                min_samples_leaf, min_weight_leaf, left, missing_stats,
-            )  # fmt: skip
+            total = node_stats[node]
+            weight = node_weight[node]
+            n_missing = count_missing(val, start, end)
+            end_non_missing = end - n_missing
+            missing_weight = 0.0
+            if n_missing > 0 and end_non_missing > start:
+                missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib,
+                                            sample_weight, unit_weight, n_sweep,
+                                            missing_stats)  # fmt: skip
+            proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
+            # One call site of the inlined sweep, run once without NaN rows and twice with
+            # them (NaN right, then NaN left): three call sites compiled three copies of the
+            # sweep. None when every value is NaN.
+            n_passes = 0 if end_non_missing == start else (2 if n_missing > 0 else 1)
+            for nan_pass in range(n_passes):
+                pass_proxy, pass_pos, pass_threshold = best_split_in_segment(
+                    idx, val, codes, start, end_non_missing, contrib, sample_weight,
+                    unit_weight, total, weight, n_sweep, criterion, min_samples_leaf,
+                    min_weight_leaf, n_missing, nan_pass == 1, missing_stats, missing_weight,
+                    left,
+                )  # fmt: skip
+                if nan_pass == 0:
+                    proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
+                    if n_missing > 0:
+                        missing = 0
+                        proxy_inf = values_versus_missing_proxy(
+                            end_non_missing - start, n_missing, weight, missing_weight, total,
+                            missing_stats, n_sweep, criterion, min_samples_leaf,
+                            min_weight_leaf, left,
+                        )  # fmt: skip
+                        if proxy_inf > proxy:
+                            proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
+                elif pass_proxy > proxy:
+                    proxy, pos, threshold, missing = pass_proxy, pass_pos, pass_threshold, 1
         else:
-            proxy, pos, threshold, missing = NO_SPLIT, node_end[node], 0.0, -1
+            proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
         out_proxy[k, f] = proxy
         out_pos[k, f] = pos
         out_threshold[k, f] = threshold

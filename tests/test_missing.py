@@ -40,7 +40,7 @@ def _assert_rows_reproduce_counts(est, X):
 
 # ----------------------------------------------------------------- the kernel vs the reference
 def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_leaf, unit=False):
-    """Run ``_splitter.best_split_with_missing`` on one node holding every row.
+    """Run ``_splitter.best_splits_of_feature`` on one node holding every row.
 
     ``unit``: the sweep's unit-weight mode (every weight 1), which counts long tied groups
     from the other end (``_splitter.skip_long_first_group``).
@@ -51,16 +51,21 @@ def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_le
     )
     code = y.astype(np.int32) if is_classifier else np.zeros(len(y), np.int32)
     contrib = w.copy() if is_classifier else w * y
-    codes = code[sorted_idx[0]].astype(np.uint16)  # the builder's sorted_code of the feature
+    codes = code[sorted_idx].astype(np.uint8)  # the builder's sorted_code
     n_sweep = n_classes if is_classifier else 1
     total = np.zeros(n_sweep)
     np.add.at(total, code, contrib)
-    proxy, pos, threshold, missing = _splitter.best_split_with_missing(
-        sorted_idx[0], sorted_val[0], codes, 0, len(x), contrib, w, unit, total[None, :], 0,
-        w.sum(),
-        n_sweep, dtjit._jit.CRITERION_CODES[criterion], min_samples_leaf, min_weight_leaf,
-        np.empty(n_sweep), np.empty(n_sweep),
+    one = np.zeros(1, np.int64)
+    out_proxy, out_pos = np.empty((1, 1)), np.empty((1, 1), np.int64)
+    out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)
+    _splitter.best_splits_of_feature(
+        np.int64(0), one, np.ones((1, 1), np.uint8), one, np.array([len(x)]), total[None, :],
+        np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit, n_sweep,
+        dtjit._jit.CRITERION_CODES[criterion], min_samples_leaf, float(min_weight_leaf), False,
+        out_proxy, out_pos, out_threshold, out_missing,
     )  # fmt: skip
+    proxy, pos = out_proxy[0, 0], int(out_pos[0, 0])
+    threshold, missing = out_threshold[0, 0], int(out_missing[0, 0])
     if proxy == -np.inf:
         return None
     n_missing = int(np.isnan(x).sum())

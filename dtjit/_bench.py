@@ -15,11 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, make_classification
-from sklearn.model_selection import train_test_split
-from sklearn.tree import DecisionTreeClassifier as SklearnTree
 
 import dtjit
+
+# scikit-learn is imported by the functions that use it, not here: the command line reads this
+# module's defaults to build its parser, and `dtjit --help` or `dtjit show` should not pay the
+# 1.5-2 s of importing scikit-learn.
 
 SEED = 0
 DEFAULT_ROWS = 200_000
@@ -53,6 +54,8 @@ def _first_call_seconds() -> tuple[float, float]:
     kernels too, so both the serial (``n_jobs=None``) and the threaded (``n_jobs=-1``)
     paths are warmed up.
     """
+    from sklearn.datasets import make_classification
+
     X, y = make_classification(
         n_samples=10_000, n_features=N_FEATURES, n_informative=10, random_state=SEED
     )
@@ -68,6 +71,10 @@ def _first_call_seconds() -> tuple[float, float]:
 
 
 def _accuracy_section() -> None:
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeClassifier as SklearnTree
+
     data = load_breast_cancer()
     X_train, X_test, y_train, y_test = train_test_split(
         data.data, data.target, test_size=0.3, stratify=data.target, random_state=SEED
@@ -122,6 +129,9 @@ def _accuracy_section() -> None:
 
 
 def _speed_section(rows: int, fit_repeats: int, first: float, again: float) -> None:
+    from sklearn.datasets import make_classification
+    from sklearn.tree import DecisionTreeClassifier as SklearnTree
+
     X, y = make_classification(
         n_samples=rows, n_features=N_FEATURES, n_informative=10, random_state=SEED
     )

@@ -110,6 +110,16 @@ def test_plain_numpy_session_never_imports_sklearn(iris_file, tmp_path):
         DecisionTreeRegressor(max_depth=2).fit(X[:, :2], X[:, 2:]).score(X[:, :2], X[:, 2:])
         dtjit.export_text(reg)
         assert_no_sklearn("a plain fit / predict / score / save / export session")
+
+        # The command line builds its parser (the bench command's defaults included) and
+        # shows a saved model without scikit-learn: `dtjit --help` paid 2 s for it before.
+        import contextlib, io
+        from dtjit.cli import main
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
+            assert main(["show", sys.argv[2]]) == 0
+            assert main(["--help"]) == 0
+        assert "feature" in shown.getvalue() and "usage: dtjit" in shown.getvalue()
+        assert_no_sklearn("dtjit show and dtjit --help")
         print(accuracy, r2)
         """,
         iris_file,

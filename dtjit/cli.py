@@ -9,6 +9,7 @@ instead). pandas, pyarrow and tqdm are imported only by the commands that need t
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -22,6 +23,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2  # argparse's own status for a bad command line
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what shells report for a tool whose reader went away
 DEFAULT_BLOCK_ROWS = 1 << 17
 AUTO_MAX_CLASSES = 20
 MAX_LISTED_CLASSES = 10
@@ -47,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         Exit status: 0 on success, 1 on an error (one line ``dtjit: error: ...`` on stderr),
-        2 on a malformed command line (argparse's usage message), 130 when interrupted.
+        2 on a malformed command line (argparse's usage message), 130 when interrupted, 141
+        when the reader of its output went away (a closed pipe).
     """
     parser = build_parser()
     try:
@@ -55,7 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # --help / --version (0) or a usage error already printed (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:
-        return args.command(args)
+        status = args.command(args)
+        sys.stdout.flush()  # a closed pipe fails here, inside the handler, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader stopped early (`dtjit show model.npz | head`): stop quietly, as Unix
+        # tools do. stdout goes to /dev/null so the interpreter's final flush cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         if args.debug:
             raise

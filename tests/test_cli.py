@@ -741,6 +741,24 @@ def test_show_errors(capsys, monkeypatch, weather_model, iris_model):
 
 
 # -- bench and the command line itself -------------------------------------------------------
+def test_show_into_a_closed_pipe_stops_quietly(tmp_path):
+    # `dtjit show model.npz | head`: the reader leaves before the end. Random labels give a
+    # tree whose rules (160 kB) are far more than a pipe holds, so the writer is still writing.
+    rng = np.random.default_rng(0)
+    X, y = rng.random((4000, 4)), rng.integers(0, 2, 4000)
+    path = tmp_path / "big.npz"
+    dtjit.save(DecisionTreeClassifier(random_state=0).fit(X, y), path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dtjit", "show", str(path), "--format", "rules"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.readline().startswith(b"DecisionTreeClassifier: 4 features")
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (141, b"")
+
+
 def test_bench_prints_the_comparison(capsys):
     code, out, err = run(capsys, "bench", "--rows", "2000")
     assert code == 0, err

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,7 +70,7 @@ def warm_up_steps(
     -------
     list of Step
         Names, functions without arguments and families, to be run in this order (a predict
-        step uses the model of the fit step before it). Steps of the family ``"common"``
+        step uses the model of the fit step before it, and fits it first when run alone). Steps of the family ``"common"``
         need the kernels of the first, common fit; each other family (``"hist"``,
         ``"categorical"``, ``"criteria"``, ``"multi-output"``) compiles kernels few fits use
         and can run in a process of its own.
@@ -156,10 +157,10 @@ def warm_up_steps(
             model = Classifier(splitter=splitter, random_state=SEED).fit(iris_nan, iris_y)
             model.predict(iris_nan)
 
+    categorical_splitters = [s for s in splitters if s != "random"]  # "random" refuses them
+
     def categorical() -> None:
-        for splitter in splitters:
-            if splitter == "random":  # categorical splits are refused with "random"
-                continue
+        for splitter in categorical_splitters:
             model = Classifier(splitter=splitter, categorical_features=[0]).fit(iris_cat, iris_y)
             model.predict(iris_cat), model.apply(iris_cat), model.decision_path(iris_cat)
 
@@ -190,13 +191,24 @@ def warm_up_steps(
         model = Classifier(splitter=splitter, n_jobs=n_jobs, random_state=SEED)
         fitted[name] = model.fit(X, y)
 
+    # The predict steps use the model of the fit step before them; run without it (a process
+    # given some step numbers only), they fit it first.
+    fit_iris = partial(fit, "iris", "best", None, iris_X, iris_y)
+    fit_parallel = partial(fit, "parallel", "best", -1, X, y)
+
+    def predict(name: str, fit_first: Callable[[], None], X: np.ndarray) -> None:
+        if name not in fitted:
+            fit_first()
+        fitted[name].predict(X)
+
     parallel = f"{PARALLEL_ROWS:,} x {X.shape[1]}, n_jobs=-1"
     steps = [
-        Step("classifier fit, iris, serial",
-             lambda: fit("iris", "best", None, iris_X, iris_y), COMMON),
-        Step("classifier predict, iris, serial", lambda: fitted["iris"].predict(iris_X), COMMON),
-        Step(f"classifier fit, {parallel}", lambda: fit("parallel", "best", -1, X, y), COMMON),
-        Step(f"classifier predict, {parallel}", lambda: fitted["parallel"].predict(X), COMMON),
+        Step("classifier fit, iris, serial", fit_iris, COMMON),
+        Step("classifier predict, iris, serial",
+             partial(predict, "iris", fit_iris, iris_X), COMMON),
+        Step(f"classifier fit, {parallel}", fit_parallel, COMMON),
+        Step(f"classifier predict, {parallel}",
+             partial(predict, "parallel", fit_parallel, X), COMMON),
     ]  # fmt: skip
     for splitter in splitters:
         if splitter != "best":  # same predict kernels as "best": fit only
@@ -215,8 +227,8 @@ def warm_up_steps(
         Step("classifier: a 0/1 column (two-valued search), fit + predict "
              "(serial and n_jobs=-1)", two_valued, COMMON),
         Step("classifier: NaN in X, fit + predict (each splitter)", missing_values, COMMON),
-        Step("classifier: a categorical feature, fit + predict, apply, decision_path (best, "
-             "hist)", categorical, "categorical"),
+        Step("classifier: a categorical feature, fit + predict, apply, decision_path "
+             f"({', '.join(categorical_splitters)})", categorical, "categorical"),
         Step("classifier / regressor: gain_ratio, poisson, absolute_error (each splitter)",
              other_criteria, "criteria"),
         Step("classifier / regressor: multi-output y, fit + predict (each splitter)",

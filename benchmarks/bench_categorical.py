@@ -36,7 +36,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS_DIR, SEED, SHARED_DATA_DIR, log, publish, run_interleaved
+from _common import (
+    RESULTS_DIR,
+    SEED,
+    SHARED_DATA_DIR,
+    int_at_least,
+    log,
+    publish,
+    run_interleaved,
+)
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier as SklearnTree
 
@@ -172,8 +180,9 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=None, help="cap on training rows")
-    parser.add_argument("--repeats", type=int, default=3, help="fits per contender")
+    parser.add_argument("--rows", type=int_at_least(100), default=None,
+                        help="cap on training rows (at least 100)")  # fmt: skip
+    parser.add_argument("--repeats", type=int_at_least(1), default=3, help="fits per contender")
     args = parser.parse_args()
     started = time.perf_counter()
     report: dict[str, Any] = {"rows": args.rows, "repeats": args.repeats, "cases": []}

@@ -588,7 +588,8 @@ def markdown(report: dict[str, Any]) -> str:
     quick = s["quick"]
     lines = ["# Fit: dtjit exact / hist vs scikit-learn vs LightGBM", ""]
     if quick:
-        lines += ["**QUICK RUN (`--quick`: small sizes, 1 repeat): it checks that the script "
+        repeats = f"{s['repeats']} repeat" + ("s" if s["repeats"] > 1 else "")
+        lines += [f"**QUICK RUN (`--quick`: small sizes, {repeats}): it checks that the script "
                   "works; the timings are not the benchmark's result.**", ""]  # fmt: skip
     lines += [
         f"Command: `{' '.join(report['command'])}`; {m['date_utc']}; {m['cpus_available']} CPUs "

@@ -41,7 +41,14 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, RESULTS_DIR, classification_data, log, publish  # noqa: E402
+from _common import (  # noqa: E402
+    REPO,
+    RESULTS_DIR,
+    classification_data,
+    int_at_least,
+    log,
+    publish,
+)
 
 DEFAULT_ROWS = 1_000_000
 # key -> (label, estimator, parameters, what is timed)
@@ -163,8 +170,8 @@ def markdown(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", help="git revision to compare with (required)")
-    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rows", type=int_at_least(100), default=DEFAULT_ROWS)
+    parser.add_argument("--repeats", type=int_at_least(1), default=5)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--_worker", nargs=3, help=argparse.SUPPRESS)
@@ -188,7 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="dtjit-baseline-") as tmp:
         tmp_path = Path(tmp)
-        baseline = extract_revision(args.baseline, tmp_path / "src")
+        try:
+            baseline = extract_revision(args.baseline, tmp_path / "src")
+        except subprocess.CalledProcessError:
+            parser.error(f"--baseline {args.baseline!r} is not a revision of this repository")
         log(f"baseline {baseline[:10]} vs current {current[:10]}; compiling both (untimed) ...")
         sides = {
             "baseline": Worker(tmp_path / "src", tmp_path / "cache-a", args.rows, args.n_jobs),

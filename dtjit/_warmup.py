@@ -70,10 +70,10 @@ def warm_up_steps(
     -------
     list of Step
         Names, functions without arguments and families, to be run in this order (a predict
-        step uses the model of the fit step before it, and fits it first when run alone). Steps of the family ``"common"``
-        need the kernels of the first, common fit; each other family (``"hist"``,
-        ``"categorical"``, ``"criteria"``, ``"multi-output"``) compiles kernels few fits use
-        and can run in a process of its own.
+        step uses the model of the fit step before it, and fits it first when run alone).
+        Steps of the family ``"common"`` need the kernels of the first, common fit; each
+        other family (``"hist"``, ``"categorical"``, ``"criteria"``, ``"multi-output"``)
+        compiles kernels few fits use and can run in a process of its own.
     """
     from sklearn.datasets import load_diabetes, load_iris, make_classification
 

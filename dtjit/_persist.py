@@ -20,6 +20,7 @@ from ._tree import (
 from ._validation import check_fitted
 
 CLASS_WEIGHT_PAIRS = "__pairs__"
+CATEGORY_TYPES = (str, int, float, bool)  # the category values a model file can hold
 ESTIMATORS = {cls.__name__: cls for cls in (DecisionTreeClassifier, DecisionTreeRegressor)}
 
 
@@ -107,8 +108,20 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
         every index is checked before any compiled code sees the tree.
     """
     header, arrays = read_model_file(path)
+    try:
+        return _model_from(header, arrays)
+    except TreeFormatError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+        # Each header entry is checked below; this catches a crafted combination none of
+        # those checks foresaw, so that a bad file never surfaces as another exception type.
+        raise TreeFormatError(f"Model file header is malformed: {exc!r}") from exc
+
+
+def _model_from(header: dict, arrays: dict[str, np.ndarray]) -> BaseDecisionTree:
+    """Build the estimator of a model file's header and arrays, checking each entry."""
     name = header.get("estimator")
-    if name not in ESTIMATORS:
+    if not isinstance(name, str) or name not in ESTIMATORS:
         raise TreeFormatError(f"Unknown estimator {name!r} in model file.")
     params = header.get("params")
     if not isinstance(params, dict):
@@ -140,7 +153,7 @@ def load(path: str | os.PathLike) -> BaseDecisionTree:
     model.max_features_ = max_features
     with_missing = header.get("features_with_missing", [])  # absent in files before NaN support
     if not isinstance(with_missing, list) or not all(
-        isinstance(f, int) and 0 <= f < tree.n_features for f in with_missing
+        _is_int(f) and 0 <= f < tree.n_features for f in with_missing
     ):
         raise TreeFormatError(f"Invalid features_with_missing {with_missing!r} in model file.")
     model.features_with_missing_ = np.zeros(tree.n_features, dtype=bool)
@@ -184,7 +197,7 @@ def _categorical_header(model: BaseDecisionTree) -> dict[str, Any]:
     categories = []
     for cats in getattr(model, "categories_", []):
         values = [v.item() if isinstance(v, np.generic) else v for v in cats]
-        if not all(isinstance(v, (str, int, float, bool)) for v in values):
+        if not all(isinstance(v, CATEGORY_TYPES) for v in values):
             raise TypeError(
                 "Only str, int, float or bool category values can be saved; got "
                 f"{sorted({type(v).__name__ for v in values})}."
@@ -202,20 +215,27 @@ def _restore_categorical(model: BaseDecisionTree, entry: Any, n_features: int) -
     if entry is None:
         entry = {"features": [], "categories": [], "from_values": []}
     try:
-        features = np.asarray(entry["features"], dtype=np.int64).reshape(-1)
-        categories, from_values = entry["categories"], entry["from_values"]
+        features, categories, from_values = (
+            entry["features"], entry["categories"], entry["from_values"]
+        )  # fmt: skip
         valid = (
-            len(categories) == len(from_values) == features.shape[0]
+            isinstance(features, list)
+            and all(_is_int(f) and 0 <= f < n_features for f in features)
+            and features == sorted(set(features))
+            and len(categories) == len(from_values) == len(features)
             and all(isinstance(c, list) for c in categories)
             and all(isinstance(v, bool) for v in from_values)
-            and np.all((features >= 0) & (features < n_features))
-            and np.all(np.diff(features) > 0)
+            # an integer column's categories are ints; a mapped column's, what save() writes
+            and all(
+                all(isinstance(v, CATEGORY_TYPES) if mapped else _is_int(v) for v in c)
+                for c, mapped in zip(categories, from_values, strict=True)
+            )
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError) as exc:
         raise TreeFormatError(f"Model file has a malformed categorical entry: {exc}") from exc
     if not valid:
         raise TreeFormatError("Model file has a malformed categorical entry.")
-    model.categorical_features_ = features
+    model.categorical_features_ = np.asarray(features, dtype=np.int64).reshape(-1)
     model.categories_ = [
         np.asarray(c, dtype=object) if mapped else np.asarray(c, dtype=np.int64)
         for c, mapped in zip(categories, from_values, strict=True)
@@ -228,13 +248,19 @@ def _from_json(value: Any) -> Any:
     if isinstance(value, dict) and set(value) == {CLASS_WEIGHT_PAIRS}:
         pairs = value[CLASS_WEIGHT_PAIRS]
         if not isinstance(pairs, list) or not all(
-            isinstance(p, list) and len(p) == 2 for p in pairs
+            isinstance(p, list) and len(p) == 2 and isinstance(p[0], (str, int, float))
+            for p in pairs
         ):
             raise TreeFormatError("Model file has a malformed class_weight.")
         return {k: w for k, w in pairs}
     if isinstance(value, list):
         return [_from_json(v) for v in value]
     return value
+
+
+def _is_int(value: Any) -> bool:
+    """Tell whether ``value`` is a JSON integer (``bool`` is an ``int`` subclass, not one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _jsonable(value: Any) -> Any:

@@ -442,6 +442,29 @@ def test_save_load_round_trip_and_old_files(tmp_path):
     assert not old.tree_.has_categorical_splits
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"features": [0.7]},  # numpy would truncate it to feature 0
+        {"features": [True]},
+        {"features": 0},
+        {"categories": [["a", "b"]]},  # an integer column's categories are its int codes
+        {"categories": [[[1], [2]]]},
+        {"from_values": [1]},
+        {"features": [0, 0], "categories": [[0], [1]], "from_values": [False, False]},
+    ],
+)
+def test_load_rejects_a_crafted_categorical_entry(tmp_path, entry):
+    X = np.random.default_rng(4).integers(0, 5, size=(200, 2)).astype(np.float64)
+    y = (X[:, 0] % 2 == 0).astype(int)
+    dtjit.save(DecisionTreeClassifier(categorical_features=[0]).fit(X, y), tmp_path / "m.npz")
+    header, arrays = read_model_file(tmp_path / "m.npz")
+    header["categorical"].update(entry)
+    write_model_file(tmp_path / "bad.npz", header, arrays)
+    with pytest.raises(TreeFormatError, match="malformed categorical entry"):
+        dtjit.load(tmp_path / "bad.npz")
+
+
 def test_check_tree_rejects_bad_categorical_arrays():
     X, y = _frame(np.random.default_rng(3))
     tree = DecisionTreeClassifier(max_depth=2, categorical_features=[0]).fit(X, y).tree_

@@ -25,6 +25,7 @@ from ._absolute_error import MEDIAN_STAT
 from ._base import ClassifierRole, MultiOutputRole, RegressorRole, SklearnEstimator
 from ._categorical import MAX_CATEGORIES
 from ._constraints import Interval, StrOptions
+from ._criterion import POISSON_EPSILON
 from ._jit import (
     ABSOLUTE_ERROR,
     CRITERION_CODES,
@@ -178,6 +179,8 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     "sample_weight sums to zero: at least one sample needs a positive weight."
                 )
             min_weight_leaf = self.min_weight_fraction_leaf * total
+        if self.criterion == "poisson":
+            _check_poisson_root(y_float, sample_weight)
 
         # Fractions are of the rows passed in (before zero-weight rows are dropped), as in
         # scikit-learn. Every value reaching the kernels is a plain int / float, so numpy
@@ -763,7 +766,9 @@ def _power_of_two_scale(a: np.ndarray) -> float:
     largest = float(np.max(np.abs(a))) if a.size else 0.0
     if largest == 0.0 or 2.0**-400 <= largest <= 2.0**400:
         return 1.0
-    return float(2.0 ** (-np.round(np.log2(largest))))
+    # Below 2**-1023 (subnormal values) the exact factor would overflow: 2**1023 brings the
+    # largest value to at least 2**-51, far enough from underflow for its square.
+    return float(np.ldexp(1.0, min(int(-np.round(np.log2(largest))), 1023)))
 
 
 def _renumber_breadth_first(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -1273,6 +1278,22 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
             return self._route(X, means).view(np.float64)
         means = self.tree_.node_means().view(np.int64)
         return self._route(X, means).view(np.float64)
+
+
+def _check_poisson_root(y: np.ndarray, sample_weight: np.ndarray) -> None:
+    """Reject a Poisson fit whose weighted target sum leaves every deviance undefined.
+
+    At a weighted sum of y of at most ``POISSON_EPSILON`` the root's deviance is infinite
+    (scikit-learn's rule) and no split can have two children with a positive sum: scikit-learn
+    returns that one node with an infinite impurity; a clear error serves better.
+    """
+    total = float(np.dot(sample_weight, y.reshape(-1)))
+    if not total > POISSON_EPSILON:
+        raise ValueError(
+            f"The weighted sum of y is {total:.3g}; Poisson regression needs it above "
+            f"{POISSON_EPSILON:.3g}: give rows with y > 0 a positive sample_weight, or scale "
+            "up y or sample_weight."
+        )
 
 
 def _check_regression_criterion(criterion: str, splitter: str, y: np.ndarray) -> None:

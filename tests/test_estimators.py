@@ -849,7 +849,7 @@ def test_alternating_labels_on_one_sorted_feature_build_a_deep_chain(n):
 
 
 # ------------------------------------------------------------- fixes from the code review
-@pytest.mark.parametrize("scale", [1e160, 1e-170])
+@pytest.mark.parametrize("scale", [1e160, 1e-170, 1e-310])  # 1e-310: subnormal weights
 def test_extreme_sample_weights_give_the_unit_weight_tree(scale):
     """W*W in Gini would overflow/underflow: weights are rescaled by an exact power of two."""
     rng = np.random.default_rng(0)
@@ -874,6 +874,10 @@ def test_huge_targets_fit_and_unrepresentable_variance_is_a_clear_error():
     np.testing.assert_allclose(big.predict(X), small.predict(X) * 1e150, rtol=1e-12)
     with pytest.raises(ValueError, match="variance of y overflows"):
         DecisionTreeRegressor().fit(X, base * 1e160)
+    # Subnormal targets: their scale factor (beyond float64's range) is capped at 2**1023.
+    tiny = DecisionTreeRegressor(max_depth=3).fit(X, base * 1e-310)
+    np.testing.assert_array_equal(tiny.tree_.feature, small.tree_.feature)
+    np.testing.assert_allclose(tiny.predict(X), small.predict(X) * 1e-310, rtol=1e-6)
 
 
 def test_predict_refuses_values_too_large_for_float32(iris_data):

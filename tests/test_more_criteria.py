@@ -504,3 +504,17 @@ def test_regression_criteria_with_random_splitter_and_best_first(diabetes_data):
 def test_regression_criterion_errors(params, y, match):
     with pytest.raises(ValueError, match=match):
         dtjit.DecisionTreeRegressor(**params).fit(np.arange(3.0).reshape(-1, 1), y)
+
+
+@pytest.mark.parametrize("splitter", ["best", "random", "hist"])
+@pytest.mark.parametrize(
+    ("y", "sample_weight", "total"),
+    [([0.0, 0.0, 2.0], [1.0, 1.0, 0.0], "0"), ([1e-100, 2e-100, 3e-100], None, "6e-100")],
+)
+def test_poisson_needs_a_positive_weighted_target_sum(splitter, y, sample_weight, total):
+    # Every deviance would be infinite (scikit-learn keeps the root with impurity inf).
+    X = np.arange(3.0).reshape(-1, 1)
+    with pytest.raises(ValueError, match=f"weighted sum of y is {total}; Poisson"):
+        dtjit.DecisionTreeRegressor(criterion="poisson", splitter=splitter).fit(
+            X, y, sample_weight=sample_weight
+        )

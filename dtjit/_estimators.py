@@ -489,12 +489,12 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
     def _uses_categorical_kernels(self) -> bool:
         return self._categorical_columns() is not None or self.tree_.has_categorical_splits
 
-    def _route_categorical(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
+    def _route_categorical(self, X: np.ndarray, payload: np.ndarray, threads: int) -> np.ndarray:
         """:meth:`_route` for trees with subset splits or estimators with categorical columns."""
         args = self._categorical_tree_args()
         out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
         rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
-        with numba_threads(resolve_n_jobs(self.n_jobs)):
+        with numba_threads(threads):
             for start, stop, block in _blocks.iter_float32_blocks(X, rows):
                 found = _predict_categorical.route_rows_categorical(
                     block, *args, payload, out[start:stop]
@@ -515,8 +515,10 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         """
         flat = payload.ndim == 1
         payload = payload.reshape(len(payload), -1)  # a view: payloads are contiguous
+        # Checked here even when a small X runs serially: set_params after fit is unvalidated.
+        threads = resolve_n_jobs(self.n_jobs)
         if self._uses_categorical_kernels():
-            out = self._route_categorical(X, payload)
+            out = self._route_categorical(X, payload, threads)
             return out.reshape(-1) if flat else out
         packed = self.tree_.packed_nodes()
         out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
@@ -530,7 +532,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             rows = X.shape[0]  # already in memory in the kernels' layout: one call
         else:
             rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
-        with numba_threads(resolve_n_jobs(self.n_jobs)) as n_threads:
+        with numba_threads(threads) as n_threads:
             for start, stop, block in _blocks.iter_float32_blocks(X, rows):
                 kernel = (
                     _predict.route_rows_parallel

@@ -16,6 +16,7 @@ so the flags are set in one place and a test can check them:
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 from collections.abc import Iterator
 
@@ -138,6 +139,9 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
     available = numba.config.NUMBA_NUM_THREADS
     if n_jobs is None:
         return 1
+    # fit validates its parameters; predict after set_params(n_jobs=...) arrives here unchecked
+    if not isinstance(n_jobs, numbers.Integral):
+        raise ValueError(f"n_jobs must be None or an int, got {n_jobs!r}.")
     if n_jobs == 0:
         raise ValueError("n_jobs == 0 has no meaning; use None, a positive int or -1.")
     if n_jobs < 0:

@@ -471,6 +471,13 @@ def test_n_jobs_restores_numba_thread_count(large_classification):
     assert numba.get_num_threads() == before
     est.set_params(n_jobs=1).predict(X)
     assert numba.get_num_threads() == before
+    # set_params after fit is not validated until predict uses the value, small X included
+    for bad in ("2", 1.5, 0):
+        est.set_params(n_jobs=bad)
+        for rows in (X[:5], X):
+            with pytest.raises(ValueError, match="n_jobs"):
+                est.predict(rows)
+            assert numba.get_num_threads() == before
 
 
 # -------------------------------------------------------------------------- (d) pickling

@@ -816,7 +816,9 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         ``random_state``. ``"hist"``: features binned into at most ``max_bins`` quantile bins
         (uint8 codes), split search over per-node histograms; thresholds lie midway between
         training values, and when no feature has more than ``max_bins`` distinct values the
-        tree is the exact one.
+        tree is the exact one (up to ties: two splits equally good in exact arithmetic may
+        round apart differently in the two splitters' sums, whose order differs, unless
+        those sums are exact, as with class counts and unit or integer weights).
     max_depth : int, default=None
         Deepest level a node may have; ``None`` grows until the leaves are pure or too small.
     min_samples_split : int or float, default=2

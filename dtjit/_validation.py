@@ -41,13 +41,13 @@ def validate_fit_data(
     """Return X as float32 C-ordered (NaN allowed) and y, and reset the feature attributes.
 
     What ``validate_data(estimator, X, y, dtype=np.float32, order="C",
-    ensure_min_samples=2, y_numeric=y_numeric, ensure_all_finite="allow-nan",
+    ensure_min_samples=1, y_numeric=y_numeric, ensure_all_finite="allow-nan",
     multi_output=True)`` returns and sets (``n_features_in_``; ``feature_names_in_`` removed
     for input without feature names).
     """
     if (
         _is_plain_array(X, (2,))
-        and X.shape[0] >= 2
+        and X.shape[0] >= 1
         and X.shape[1] >= 1
         and _is_plain_target(y, X.shape[0])
     ):
@@ -65,7 +65,7 @@ def validate_fit_data(
         y,
         dtype=np.float32,
         order="C",
-        ensure_min_samples=2,
+        ensure_min_samples=1,
         y_numeric=y_numeric,
         ensure_all_finite="allow-nan",
         multi_output=True,

@@ -70,7 +70,6 @@ BAD_FIT_DATA = [
     ),
     ("empty-X", lambda X, y: (np.empty((0, 4)), y[:0]), "0 sample\\(s\\)"),
     ("no-features", lambda X, y: (np.empty((150, 0)), y), "0 feature\\(s\\)"),
-    ("single-sample", lambda X, y: (X[:1], y[:1]), "1 sample\\(s\\) .* minimum of 2"),
     ("complex-X", lambda X, y: (X.astype(complex), y), "Complex data not supported"),
     ("3-D-y", lambda X, y: (X, y.reshape(-1, 1, 1)), "Found array with dim 3"),
 ]
@@ -85,6 +84,21 @@ def test_fit_rejects_bad_data(iris_data, est_class, make_data, match):
     X, y = make_data(*iris_data)
     with pytest.raises(ValueError, match=match):
         est_class().fit(X, y)
+
+
+@pytest.mark.parametrize("splitter", ["best", "random", "hist"])
+def test_one_sample_fits_one_leaf_like_sklearn(iris_data, splitter):
+    X, y = iris_data
+    for ours, theirs, target in (
+        (DecisionTreeClassifier, sklearn_tree.DecisionTreeClassifier, y[100:101]),
+        (DecisionTreeRegressor, sklearn_tree.DecisionTreeRegressor, X[100:101, 0]),
+    ):
+        est = ours(splitter=splitter).fit(X[100:101], target)
+        ref = theirs(splitter="random" if splitter == "random" else "best")
+        ref.fit(X[100:101], target)
+        assert est.tree_.node_count == ref.tree_.node_count == 1
+        np.testing.assert_array_equal(est.predict(X), ref.predict(X))
+        np.testing.assert_array_equal(est.tree_.value, ref.tree_.value)
 
 
 def test_fit_rejects_sparse_X(iris_data):

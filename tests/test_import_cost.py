@@ -283,7 +283,7 @@ def test_set_params_rejects_unknown_and_sets_nested():
 # ----------------------------------------------------------- data checks: same results
 def _sklearn_fit_data(est, X, y, y_numeric):
     return validate_data(
-        est, X, y, dtype=np.float32, order="C", ensure_min_samples=2,
+        est, X, y, dtype=np.float32, order="C", ensure_min_samples=1,
         y_numeric=y_numeric, ensure_all_finite="allow-nan", multi_output=True,
     )  # fmt: skip
 
@@ -326,7 +326,7 @@ def test_fit_data_accepts_finite_data_whose_sum_is_not(X):
     [
         (np.array([[1.0, np.inf], [2.0, 3.0]]), np.array([0, 1]), "infinity"),
         (np.array([[np.nan, -np.inf], [np.inf, 3.0]]), np.array([0, 1]), "infinity"),
-        (np.array([[1.0, 2.0]]), np.array([0]), "minimum of 2 is required"),
+        (np.empty((0, 2)), np.array([], dtype=int), "minimum of 1 is required"),
         (np.ones((3, 2)), np.array([0.0, np.nan, 1.0]), "Input y contains NaN"),
         (np.ones((3, 2)), np.array([0, 1]), "inconsistent numbers of samples"),
     ],

@@ -191,6 +191,8 @@ def read_training_data(
 
 def _training_table(path, fmt, target, target_file, drop, categorical=()) -> TrainingData:
     table = _read_table(path, fmt)
+    if len(table) == 0:  # before the column checks: a header-only CSV's columns have no type
+        raise ValueError(f"{os.fspath(path)}: no rows to fit on.")
     columns = [str(c) for c in table.columns]
     table.columns = columns
     unknown = [c for c in drop if c not in columns]

@@ -245,6 +245,7 @@ def test_fit_inf_error_of_the_estimator_comes_through_on_one_line(capsys, shared
         ),
         (lambda d, w: ["fit", d / "X.npy", "--drop", "a", "--target", "0"], "does not apply"),
         (lambda d, w: ["fit", w, "--target", "play", "--target-file", d / "short.npy"], "not both"),
+        (lambda d, w: ["fit", d / "header.csv", "--target", "y"], "header.csv: no rows to fit on"),
     ],
 )
 def test_fit_errors(capsys, tmp_path, weather_csv, make_args, match):
@@ -253,6 +254,7 @@ def test_fit_errors(capsys, tmp_path, weather_csv, make_args, match):
     np.save(tmp_path / "short.npy", np.arange(2))
     for name in ("data.txt", "text.npy", "text.npz", "text.parquet"):
         (tmp_path / name).write_text("a,b\n1,2\n")
+    (tmp_path / "header.csv").write_text("a,b,y\n")
     output = tmp_path / "out" / "m.npz"
     output.parent.mkdir()
     code, _, err = run(capsys, *make_args(tmp_path, weather_csv), "-o", output)

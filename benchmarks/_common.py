@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import hashlib
 import json
@@ -30,21 +29,6 @@ N_INFORMATIVE = 10
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse ``type``: an integer of at least ``minimum``, else a usage error naming it."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    return parse
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -40,7 +40,6 @@ from _common import (
     RESULTS_DIR,
     SEED,
     SHARED_DATA_DIR,
-    int_at_least,
     log,
     publish,
     run_interleaved,
@@ -49,6 +48,7 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier as SklearnTree
 
 from dtjit import DecisionTreeClassifier
+from dtjit.cli import int_at_least
 
 JSON_PATH = RESULTS_DIR / "categorical.json"
 MD_PATH = RESULTS_DIR / "categorical.md"

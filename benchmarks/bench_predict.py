@@ -51,7 +51,6 @@ from _common import (
     RESULTS_DIR,
     SEED,
     classification_data,
-    int_at_least,
     lightgbm_tree,
     log,
     publish,
@@ -330,9 +329,9 @@ def markdown(report: dict[str, Any]) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int_at_least(1), nargs="+", default=list(DEFAULT_ROWS))
-    parser.add_argument("--repeats", type=int_at_least(1), default=5)
-    parser.add_argument("--memmap-rows", type=int_at_least(0), default=DEFAULT_MEMMAP_ROWS,
+    parser.add_argument("--rows", type=int, nargs="+", default=list(DEFAULT_ROWS))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--memmap-rows", type=int, default=DEFAULT_MEMMAP_ROWS,
                         help="rows of the memory-mapped run (0: skip it)")  # fmt: skip
     parser.add_argument("--cases", nargs="+", default=[c.name for c in CASES],
                         choices=[c.name for c in CASES])  # fmt: skip
@@ -342,6 +341,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.repeats, args.memmap_rows = list(QUICK_ROWS), 3, QUICK_MEMMAP_ROWS
+    if min(args.rows) < 1 or args.repeats < 1 or args.memmap_rows < 0:
+        parser.error("--rows and --repeats must be at least 1, --memmap-rows at least 0")
     return args
 
 

@@ -471,7 +471,7 @@ def _add_bench(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     bench.add_argument(
         "--rows",
-        type=_at_least(MIN_ROWS),
+        type=int_at_least(MIN_ROWS),
         default=DEFAULT_ROWS,
         metavar="N",
         help=f"rows of the generated array of the speed part (default {DEFAULT_ROWS:,})",
@@ -593,10 +593,15 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _positive_int(text: str) -> int:
-    return _at_least(1)(text)
+    return int_at_least(1)(text)
 
 
-def _at_least(minimum: int) -> Callable[[str], int]:
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """Return an argparse ``type``: an integer of at least ``minimum``, else a usage error.
+
+    Also used by the benchmark scripts, so their options fail the same way.
+    """
+
     def parse(text: str) -> int:
         try:
             value = int(text)

@@ -331,6 +331,15 @@ def select_ccp_alpha(
     return _selection("validation", rule, grown, links, alphas, steps, errors, standard_errors)
 
 
+def _require_single_output(model: BaseDecisionTree) -> None:
+    if model.n_outputs_ != 1:
+        raise ValueError(
+            f"Validation errors (reduced_error_prune, select_ccp_alpha) are defined for "
+            f"single-output trees; this one has {model.n_outputs_} outputs. Its pruning path "
+            f"and dtjit.prune work."
+        )
+
+
 def _select_by_cv(
     grower: BaseDecisionTree, X: Any, y: Any, sample_weight: Any, cv: Any, rule: str, seed: Any
 ) -> PruningSelection:
@@ -346,6 +355,7 @@ def _select_by_cv(
     else:
         cv = check_cv(cv, y, classifier=classifier)
     grown = clone(grower).fit(X, y, sample_weight=sample_weight)
+    _require_single_output(grown)  # before the folds, which would fail on y's shape first
     links = _prune.weakest_links(grown.tree_)
     alphas, steps = _candidates(links)
     # Subtree k is optimal for alpha in [alpha_k, alpha_k+1): the fold trees are pruned at
@@ -478,12 +488,7 @@ def _node_losses(
     """
     if X is None or y is None:
         raise ValueError("X_val and y_val must be given together.")
-    if model.n_outputs_ != 1:
-        raise ValueError(
-            f"Validation errors (reduced_error_prune, select_ccp_alpha) are defined for "
-            f"single-output trees; this one has {model.n_outputs_} outputs. Its pruning path "
-            f"and dtjit.prune work."
-        )
+    _require_single_output(model)
     paths = model.decision_path(X)
     y = column_or_1d(y, warn=True)
     check_consistent_length(paths, y)

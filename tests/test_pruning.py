@@ -575,6 +575,10 @@ def test_select_rejects_bad_input(cancer_split):
         select(est, X_train, y_train, cv=3, rule="2se")
     with pytest.raises(TypeError, match="dtjit estimator"):
         select(sk_tree.DecisionTreeClassifier(), X_train, y_train, cv=3)
+    two_outputs = np.column_stack([y_train, 1 - y_train])
+    for how in ({"cv": 3}, {"validation_fraction": 0.2}):
+        with pytest.raises(ValueError, match="defined for single-output trees; this one has 2"):
+            select(est, X_train, two_outputs, **how)
 
 
 def test_reduced_error_prune_rejects_bad_input(tiny_tree):

@@ -191,10 +191,37 @@ def map_values_fit(X: Any, features: np.ndarray) -> tuple[Any, list[np.ndarray],
     return (X if out is None else out), categories, from_values
 
 
-def map_values_predict(X: Any, columns: CategoricalColumns) -> Any:
-    """Apply the fit-time mapping to a DataFrame's value columns (unseen values: NaN)."""
-    if not _is_dataframe(X) or not any(columns.from_values):
+class CategoryCodes(np.ndarray):
+    """An array whose categorical value columns already hold the model's codes.
+
+    ``dtjit predict`` maps each block of a table itself (:func:`map_values_predict`) and hands
+    the estimator this view of the numeric result, which it takes as it is.
+    """
+
+
+def map_values_predict(X: Any, columns: CategoricalColumns, feature_names: Any = None) -> Any:
+    """Apply the fit-time mapping to a DataFrame's value columns (unseen values: NaN).
+
+    Raises ValueError for any other input when some column was mapped at fit: an array's
+    numbers would be taken for codes (value 20 as code 20), silently routing rows wrong.
+    ``feature_names`` (the fit's column names) name the columns in that message.
+    """
+    if not any(columns.from_values):
         return X
+    if isinstance(X, CategoryCodes):
+        return X.view(np.ndarray)
+    if not _is_dataframe(X):
+        mapped = [
+            f"categorical feature {_name(feature_names, int(f))} (categories {_preview(cats)})"
+            for f, cats, by_value in zip(
+                columns.features, columns.categories, columns.from_values, strict=True
+            )
+            if by_value
+        ]
+        raise ValueError(
+            f"{'; '.join(mapped)}: fitted on a DataFrame's values, so X must be a DataFrame "
+            f"with that column, not {type(X).__name__} (its numbers would be read as codes)."
+        )
     import pandas as pd
 
     out = X.copy()
@@ -208,6 +235,17 @@ def map_values_predict(X: Any, columns: CategoricalColumns) -> Any:
         codes = pd.Index(cats, dtype=object).get_indexer(values.to_numpy(dtype=object))
         out.isetitem(int(f), _codes_as_float(codes))
     return out
+
+
+def _name(feature_names: Any, f: int) -> str:
+    return f"{str(feature_names[f])!r} (column {f})" if feature_names is not None else str(f)
+
+
+def _preview(categories: np.ndarray, shown: int = 4) -> str:
+    """``[10, 20, 30]``, or the first ``shown`` and a count of the rest."""
+    head = ", ".join(repr(c) for c in categories[:shown])
+    more = len(categories) - shown
+    return f"[{head}{f', ... {more} more' if more > 0 else ''}]"
 
 
 def _codes_as_float(codes: np.ndarray) -> np.ndarray:

@@ -448,7 +448,10 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         columns = self._categorical_columns()
         if columns is not None:
             raw_X = X
-            X = validate_predict_data(self, _category_encoding.map_values_predict(X, columns))
+            names = getattr(self, "feature_names_in_", None)
+            X = validate_predict_data(
+                self, _category_encoding.map_values_predict(X, columns, names)
+            )
             # Codes beyond the known ones are unseen categories (routed with NaN); only
             # values that cannot be codes are errors.
             _category_encoding.check_codes(X, columns.features, raw_X, limit=np.inf)

@@ -330,7 +330,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     """Run ``dtjit predict``: stream DATA through the model into OUT."""
     from tqdm import tqdm
 
-    from ._category_encoding import map_values_predict
+    from ._category_encoding import CategoryCodes, map_values_predict
     from ._datafiles import (
         OUTPUT_FORMATS,
         FeatureBlocks,
@@ -391,7 +391,7 @@ def _run_predict(args: argparse.Namespace) -> int:
         warnings.filterwarnings("ignore", message="X does not have valid feature names")
         for block in blocks:
             if len(block):  # a header-only CSV yields one empty chunk
-                write(predict(block))
+                write(predict(block.view(CategoryCodes) if value_columns else block))
             n_rows += len(block)
             progress.update(len(block))
     if not args.quiet:

@@ -350,6 +350,24 @@ def test_unseen_and_missing_categories_follow_missing_left():
     np.testing.assert_array_equal(text_clf.fit(as_text, y).predict(as_text), clf.predict(X))
 
 
+def test_columns_mapped_from_values_need_a_dataframe_at_predict():
+    # Integer category values 10/20/30 are stored as codes 0/1/2: an array's 20 is no code 1.
+    X = pd.DataFrame({"c": pd.Categorical([10, 20, 30] * 50), "x": np.arange(150.0)})
+    y = (X["c"].astype(int) == 20).to_numpy().astype(int)
+    clf = DecisionTreeClassifier(categorical_features="from_dtype").fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X), y)
+    message = (
+        r"feature 'c' \(column 0\) \(categories \[10, 20, 30\]\).*"
+        r"X must be a DataFrame with that column, not ndarray"
+    )
+    for method in (clf.predict, clf.predict_proba, clf.apply, clf.decision_path):
+        with pytest.raises(ValueError, match=message):
+            method(X.to_numpy(dtype=float))
+    # A model fitted on codes in an array takes arrays, as before.
+    codes = DecisionTreeClassifier(categorical_features=[0]).fit(X.assign(c=X["c"].cat.codes), y)
+    np.testing.assert_array_equal(codes.predict(np.c_[X["c"].cat.codes, X["x"]]), y)
+
+
 @pytest.mark.parametrize(
     ("column", "match"),
     [

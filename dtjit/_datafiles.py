@@ -14,13 +14,17 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ._atomic import atomic_output
 
-CSV_COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")
+CSV_COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")  # read through pandas
+# Predictions are written through the standard library's compressed streams: none for zstd
+# before Python 3.14, and a zip archive would need a member name.
+OUTPUT_CSV_COMPRESSIONS = (".gz", ".bz2", ".xz")
 SUFFIX_FORMATS = {
     ".csv": "csv",
     ".parquet": "parquet",
@@ -36,7 +40,11 @@ NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float
 NPY_HEADER_BYTES = 128
 
 
-def file_format(path: str | os.PathLike, allowed: Sequence[str] = INPUT_FORMATS) -> str:
+def file_format(
+    path: str | os.PathLike,
+    allowed: Sequence[str] = INPUT_FORMATS,
+    compressions: Sequence[str] = CSV_COMPRESSIONS,
+) -> str:
     """Name the format of ``path`` from its extension.
 
     Parameters
@@ -45,6 +53,9 @@ def file_format(path: str | os.PathLike, allowed: Sequence[str] = INPUT_FORMATS)
         A file name; ``.csv`` may carry a compression suffix (``.csv.gz``, ``.csv.zst``, ...).
     allowed : sequence of str, default=INPUT_FORMATS
         The formats acceptable here.
+    compressions : sequence of str, default=CSV_COMPRESSIONS
+        The compression suffixes a ``.csv`` may carry here (:data:`OUTPUT_CSV_COMPRESSIONS`
+        for predictions).
 
     Returns
     -------
@@ -57,7 +68,7 @@ def file_format(path: str | os.PathLike, allowed: Sequence[str] = INPUT_FORMATS)
         If the extension is unknown or its format is not in ``allowed``.
     """
     name = os.path.basename(os.fspath(path)).lower()
-    for compression in CSV_COMPRESSIONS:
+    for compression in compressions:
         if name.endswith(".csv" + compression):
             name = name[: -len(compression)]
             break
@@ -66,7 +77,7 @@ def file_format(path: str | os.PathLike, allowed: Sequence[str] = INPUT_FORMATS)
     if fmt not in allowed:
         expected = ", ".join(s for s, f in SUFFIX_FORMATS.items() if f in allowed)
         if "csv" in allowed:
-            expected += " (.csv also compressed: " + ", ".join(CSV_COMPRESSIONS) + ")"
+            expected += " (.csv also compressed: " + ", ".join(compressions) + ")"
         raise ValueError(
             f"{os.fspath(path)}: unsupported file type {suffix or '(no extension)'!r}; "
             f"expected {expected}."
@@ -459,16 +470,27 @@ def prediction_writer(
     callable
         ``write(block)`` with ``block`` of shape ``(rows,)`` or ``(rows, len(columns))``.
     """
-    writer = _WRITERS[file_format(path, allowed=OUTPUT_FORMATS)]
+    fmt = file_format(path, allowed=OUTPUT_FORMATS, compressions=OUTPUT_CSV_COMPRESSIONS)
+    writer = _WRITERS[fmt]
+    if fmt == "csv":
+        writer = partial(_csv_writer, compression=os.path.splitext(os.fspath(path))[1].lower())
     with atomic_output(path) as tmp, writer(tmp, list(columns), np.dtype(dtype)) as write:
         yield write
 
 
 @contextmanager
-def _csv_writer(tmp: str, columns: list[str], dtype: np.dtype) -> Iterator[Callable]:
+def _csv_writer(
+    tmp: str, columns: list[str], dtype: np.dtype, compression: str = ".csv"
+) -> Iterator[Callable]:
+    """CSV, compressed when ``compression`` (the destination's last suffix) is one of ours."""
+    import bz2
+    import gzip
+    import lzma
+
     import pandas as pd
 
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(compression, open)
+    with opener(tmp, "wt", newline="", encoding="utf-8") as f:
         pd.DataFrame(columns=columns).to_csv(f, index=False)  # the header, even for no rows
 
         def write(block: np.ndarray) -> None:

@@ -300,7 +300,8 @@ def _add_predict(commands: Any, common: argparse.ArgumentParser) -> None:
         "predict a data file in blocks with a saved model",
         (
             "Predict every row of DATA (.csv[.gz], .parquet, .npy memory-mapped, .npz) with "
-            "MODEL, block by block, and write OUT (.csv, .parquet or .npy, by extension). "
+            "MODEL, block by block, and write OUT (.csv[.gz|.bz2|.xz], .parquet or .npy, by "
+            "extension). "
             "A model fitted on named columns selects them by name; other columns (such as "
             "the target) are ignored. OUT appears only when complete."
         ),
@@ -332,6 +333,7 @@ def _run_predict(args: argparse.Namespace) -> int:
 
     from ._category_encoding import CategoryCodes, map_values_predict
     from ._datafiles import (
+        OUTPUT_CSV_COMPRESSIONS,
         OUTPUT_FORMATS,
         FeatureBlocks,
         check_input_file,
@@ -340,7 +342,7 @@ def _run_predict(args: argparse.Namespace) -> int:
         prediction_writer,
     )
 
-    file_format(args.output, allowed=OUTPUT_FORMATS)
+    file_format(args.output, allowed=OUTPUT_FORMATS, compressions=OUTPUT_CSV_COMPRESSIONS)
     check_output_dir(args.output)
     model = _load_model(args.model)
     is_classifier = hasattr(model, "classes_")

@@ -556,6 +556,21 @@ def test_predict_unnamed_model_takes_a_csv_with_the_right_column_count(capsys, i
     np.testing.assert_array_equal(np.load(iris_model / "p.npy"), expected)
 
 
+def test_predict_writes_compressed_csv(capsys, iris_model):
+    expected = dtjit.load(iris_model / "m.npz").predict(np.load(iris_model / "X.npy"))
+    for suffix, magic in ((".gz", b"\x1f\x8b"), (".bz2", b"BZh"), (".xz", b"\xfd7zXZ")):
+        out = iris_model / f"p.csv{suffix}"
+        code, _, err = run(capsys, "predict", iris_model / "m.npz", iris_model / "X.npy", "-o", out)
+        assert code == 0, err
+        assert out.read_bytes().startswith(magic)  # compressed, not plain text under the name
+        np.testing.assert_array_equal(pd.read_csv(out)["prediction"].to_numpy(), expected)
+    for suffix in (".zip", ".zst"):  # pandas reads them; the standard library cannot write them
+        out = iris_model / f"p.csv{suffix}"
+        code, _, err = run(capsys, "predict", iris_model / "m.npz", iris_model / "X.npy", "-o", out)
+        assert_failed(code, err, f"unsupported file type '{suffix}'", output=out)
+        assert "(.csv also compressed: .gz, .bz2, .xz)" in err
+
+
 def corrupt_model(directory):
     data = (directory / "m.npz").read_bytes()
     (directory / "bad.npz").write_bytes(data[: len(data) // 2])

@@ -9,11 +9,14 @@ instead). pandas, pyarrow and tqdm are imported only by the commands that need t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -24,6 +27,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2  # argparse's own status for a bad command line
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what shells report for a tool whose reader went away
+EXIT_TERMINATED = 143  # 128 + SIGTERM (`kill`, `timeout`, a job scheduler)
 DEFAULT_BLOCK_ROWS = 1 << 17
 AUTO_MAX_CLASSES = 20
 MAX_LISTED_CLASSES = 10
@@ -49,8 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         Exit status: 0 on success, 1 on an error (one line ``dtjit: error: ...`` on stderr),
-        2 on a malformed command line (argparse's usage message), 130 when interrupted, 141
-        when the reader of its output went away (a closed pipe).
+        2 on a malformed command line (argparse's usage message), 130 when interrupted
+        (Ctrl-C), 141 when the reader of its output went away (a closed pipe), 143 when
+        terminated (SIGTERM); an interrupted or terminated command leaves no partial output.
     """
     parser = build_parser()
     try:
@@ -58,9 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # --help / --version (0) or a usage error already printed (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:
-        status = args.command(args)
-        sys.stdout.flush()  # a closed pipe fails here, inside the handler, not at exit
+        with _terminate_as_exception():
+            status = args.command(args)
+            sys.stdout.flush()  # a closed pipe fails here, inside the handler, not at exit
         return status
+    except _Terminated:
+        if args.debug:
+            raise
+        print("dtjit: error: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except BrokenPipeError:
         # The reader stopped early (`dtjit show model.npz | head`): stop quietly, as Unix
         # tools do. stdout goes to /dev/null so the interpreter's final flush cannot fail.
@@ -76,6 +87,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"dtjit: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that partial outputs are removed."""
+
+
+@contextlib.contextmanager
+def _terminate_as_exception() -> Iterator[None]:
+    """Turn SIGTERM into :class:`_Terminated` inside the block (main thread only).
+
+    By default SIGTERM ends the process at once, leaving a ``dtjit predict`` output's
+    temporary file behind; as an exception it unwinds through the writers' cleanup.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -672,6 +673,34 @@ def test_interrupt_leaves_nothing_behind(capsys, monkeypatch, iris_model, name):
     )
     assert code == 130 and len(calls) == 3
     assert_failed(code, err, "interrupted", output=output)
+
+
+def test_sigterm_leaves_nothing_behind(capsys, monkeypatch, iris_model):
+    calls = []
+    original = DecisionTreeClassifier.predict
+
+    def terminated(self, block):
+        calls.append(len(block))
+        if len(calls) == 3:  # as `kill` or `timeout` would, in the middle of the output
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, block)
+
+    def not_handled(signum, frame):  # keeps pytest alive if main installs no handler
+        raise AssertionError("SIGTERM reached the test's own handler")
+
+    monkeypatch.setattr(DecisionTreeClassifier, "predict", terminated)
+    previous = signal.signal(signal.SIGTERM, not_handled)
+    try:
+        output = iris_model / "p.csv"
+        code, _, err = run(
+            capsys, "predict", iris_model / "m.npz", iris_model / "X.npy", "-o", output,
+            "--block-rows", 20,
+        )  # fmt: skip
+        assert code == 143 and len(calls) == 3
+        assert_failed(code, err, "terminated", output=output)
+        assert signal.getsignal(signal.SIGTERM) is not_handled  # main put it back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_unwritable_outputs(capsys, iris_model):

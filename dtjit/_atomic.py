@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
@@ -21,16 +22,18 @@ def atomic_output(path: str | os.PathLike) -> Iterator[str]:
 
     Parameters
     ----------
-    path : str or path-like
-        Final destination.
+    path : str, bytes or path-like
+        Final destination; its directory must exist (``FileNotFoundError`` naming it).
 
     Yields
     ------
     str
         Path of an empty temporary file (``.<name>.<random>.tmp``) the caller writes to.
     """
-    path = os.fspath(path)
+    path = os.fsdecode(path)  # bytes too, as open() takes them
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):  # else mkstemp's error would name the temporary file
+        raise FileNotFoundError(errno.ENOENT, "No such directory to write into", directory)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{os.path.basename(path)}.", suffix=TEMP_SUFFIX, dir=directory
     )

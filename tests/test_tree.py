@@ -529,9 +529,13 @@ def test_save_rejects_what_it_cannot_save(breast_cancer_data, tmp_path):
         dtjit.save(DecisionTreeClassifier(), tmp_path / "m.npz")
     with pytest.raises(TypeError, match="expects a dtjit estimator"):
         dtjit.save(sklearn_tree.DecisionTreeClassifier().fit(X, y), tmp_path / "m.npz")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="No such directory to write into: .*missing-dir'"):
         dtjit.save(DecisionTreeClassifier().fit(X, y), tmp_path / "missing-dir" / "m.npz")
     assert os.listdir(tmp_path) == []
+    # bytes paths, which load and open() accept, save too
+    model = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    dtjit.save(model, os.fsencode(tmp_path / "b.npz"))
+    np.testing.assert_array_equal(dtjit.load(tmp_path / "b.npz").predict(X), model.predict(X))
 
 
 def test_load_missing_file(tmp_path):

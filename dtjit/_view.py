@@ -322,9 +322,14 @@ def _subset_condition(view: TreeView, node: int, f: int, *, left: bool) -> Condi
     left_codes = set(tree.category_set(node).tolist())
     missing_left = bool(tree.missing_go_to_left[node])
     known = None if view.category_labels is None else view.category_labels[f]
-    if known is None:  # labels unknown: name the left set's codes on both edges
-        op = "in" if left else "not in"
-        names = tuple(str(c) for c in sorted(left_codes))
+    if known is None:
+        # Labels unknown: both edges name the codes of the side missing values do not take,
+        # "in" them on that side and "not in" them on the other, which thereby also covers
+        # NaN, unseen codes and codes past the bitset (they follow missing_go_to_left).
+        n_codes = 64 * tree.category_bits.shape[1]
+        plain = set(range(n_codes)) - left_codes if missing_left else left_codes
+        op = "not in" if missing_left == left else "in"
+        names = tuple(str(c) for c in sorted(plain))
     else:
         op = "in"
         names = tuple(label for code, label in known if (code in left_codes) == left)

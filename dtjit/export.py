@@ -207,7 +207,11 @@ def rule_records(
     """One record (a dict of plain Python values) per leaf: the rule that leads to it.
 
     The rules are mutually exclusive and exhaustive: every sample satisfies the conditions
-    of exactly one record, and the tree predicts that record's ``prediction`` for it.
+    of exactly one record, and the tree predicts that record's ``prediction`` for it; that
+    holds for missing values where a split learned their direction (their training rows had
+    NaN in its feature). At a split that saw no NaN, a NaN goes to the child with more
+    training rows (``tree_.missing_go_to_left``), which the rules leave unsaid, as
+    scikit-learn's exports do: such a sample matches no record.
 
     Parameters
     ----------
@@ -294,7 +298,8 @@ def export_rules(
 ) -> list[str]:
     """One if-then rule per leaf of a fitted tree.
 
-    The rules are mutually exclusive and exhaustive: every sample satisfies exactly one. On
+    The rules are mutually exclusive and exhaustive: every sample satisfies exactly one
+    (missing values: see :func:`rule_records`). On
     each feature only the tightest bounds of the path are kept (``x <= 3`` and ``x <= 5``
     read as ``x <= 3``). :func:`rule_records` and :func:`rules_frame` give the same rules
     as data.

@@ -407,6 +407,30 @@ def test_records_partition_regression():
     assert all("confidence" not in r and isinstance(r["prediction"], float) for r in records)
 
 
+@pytest.mark.parametrize("nan_class", [0, 1])  # NaN with the codes sent left, then right
+def test_bare_tree_subset_records_partition_every_code(nan_class):
+    """A bare Tree knows no labels: its subset conditions name codes, and hold for NaN and
+    for codes past the bitset on the side the tree sends them (missing_go_to_left)."""
+    rng = np.random.RandomState(0)
+    codes = rng.randint(0, 4, 400).astype(float)
+    y = np.isin(codes, [0, 1]).astype(int)
+    codes[:40] = np.nan
+    y[:40] = nan_class
+    est = dtjit.DecisionTreeClassifier(categorical_features=[0], max_depth=1)
+    est.fit(codes[:, None], y)
+    records = dtjit.rule_records(est.tree_)
+    probe = np.r_[np.arange(70.0), 500.0, 4000.0, np.nan]
+    masks = np.ones((len(records), len(probe)), dtype=bool)
+    for k, record in enumerate(records):
+        for c in record["conditions"]:
+            listed = np.isin(probe, [float(v) for v in c["categories"]])
+            holds = listed if c["op"] == "in" else ~listed & ~np.isnan(probe)
+            masks[k] &= holds | (np.isnan(probe) & c["missing"])
+    np.testing.assert_array_equal(masks.sum(axis=0), 1)
+    leaves = np.array([r["leaf"] for r in records])[masks.argmax(axis=0)]
+    np.testing.assert_array_equal(leaves, est.apply(probe[:, None]))
+
+
 def test_records_match_text_rules_and_frame(breast_cancer):
     pd = pytest.importorskip("pandas")
     X, y, names = breast_cancer

@@ -364,8 +364,9 @@ def test_columns_mapped_from_values_need_a_dataframe_at_predict():
         with pytest.raises(ValueError, match=message):
             method(X.to_numpy(dtype=float))
     # A model fitted on codes in an array takes arrays, as before.
-    codes = DecisionTreeClassifier(categorical_features=[0]).fit(X.assign(c=X["c"].cat.codes), y)
-    np.testing.assert_array_equal(codes.predict(np.c_[X["c"].cat.codes, X["x"]]), y)
+    as_codes = np.c_[X["c"].cat.codes, X["x"]]
+    codes = DecisionTreeClassifier(categorical_features=[0]).fit(as_codes, y)
+    np.testing.assert_array_equal(codes.predict(as_codes), y)
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,12 @@ import numpy as np  # noqa: E402
 KERNEL_OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
 
 kernel = numba.njit(**KERNEL_OPTIONS)
-parallel_kernel = numba.njit(parallel=True, **KERNEL_OPTIONS)
+# numba drops an exception raised inside a prange body (numba issues 2811 and 9380): with
+# NUMBA_BOUNDSCHECK=1 an out-of-range index in a parallel loop reads garbage unreported. So
+# under that flag (the bounds-checked lane of tests/test_kernels.py) the parallel kernels
+# compile as plain loops, where every access is checked; their index arithmetic is the same,
+# since no kernel reads its thread's id (each prange iterates over chunks or work items).
+parallel_kernel = numba.njit(parallel=not numba.config.BOUNDSCHECK, **KERNEL_OPTIONS)
 # Small helpers called in the innermost loops. Numba does not inline a call to another
 # compiled function by itself, and a call that passes arrays pays reference-count updates:
 # measured 5x slower traversal and ~25 ns per split candidate before inlining them.

@@ -19,7 +19,7 @@ from _mdlp_reference import mdlp_cut_points as reference_cut_points
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from test_kernels import _run_lane
+from test_kernels import BOUNDS_CHECKED_LANE, _run_lane
 
 from dtjit import MDLPDiscretizer
 
@@ -327,9 +327,13 @@ LANE_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lane", ["NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"])
+@pytest.mark.parametrize(
+    "lane",
+    [{"NUMBA_DISABLE_JIT": "1"}, BOUNDS_CHECKED_LANE],
+    ids=["NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK"],
+)
 def test_kernel_lanes_agree(lane, tmp_path):
-    env = {lane: "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    env = {**lane, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
     lane_result = _run_lane(env, tmp_path, LANE_SCRIPT)
     namespace: dict = {}
     exec(LANE_SCRIPT.rsplit("json.dump", 1)[0], namespace)  # the same workload, in-process

@@ -6,6 +6,7 @@ reference builder of ``tests/_reference.py``: the path must give the sweep's ver
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from _reference import assert_tree_equal, reference_apply, reference_build
@@ -229,11 +230,18 @@ def test_serial_and_parallel_builds_are_bit_identical(max_leaf_nodes):
         np.testing.assert_array_equal(a, getattr(parallel.tree_, name), err_msg=name)
 
 
+@numba.njit
+def _compiled_lowest_set_bit(word):
+    return _two_valued.lowest_set_bit(word)
+
+
 def test_lowest_set_bit_matches_python_bit_arithmetic():
+    """Compiled (the intrinsic) and plain Python (what NUMBA_DISABLE_JIT runs) alike."""
     rng = np.random.default_rng(3)
     words = [1, 2**63, 2**63 + 2**5, 0xFFFF0000] + [
         int(rng.integers(1, 2**63)) << int(rng.integers(0, 2)) for _ in range(500)
     ]
     for word in words:
         expected = (word & -word).bit_length() - 1
+        assert _compiled_lowest_set_bit(np.uint64(word)) == expected, hex(word)
         assert _two_valued.lowest_set_bit(np.uint64(word)) == expected, hex(word)

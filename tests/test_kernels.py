@@ -52,51 +52,82 @@ LANE_SCRIPT = textwrap.dedent(
     w = rng.integers(1, 3, size=80).astype(float)
     Xn = X.copy()
     Xn[::9, 1] = np.nan
-    fits = [
-        dtjit.DecisionTreeClassifier().fit(X, y),
-        dtjit.DecisionTreeClassifier(criterion="entropy", min_samples_leaf=3).fit(X, y, w),
-        dtjit.DecisionTreeClassifier(max_leaf_nodes=5).fit(X, y),
-        dtjit.DecisionTreeClassifier(max_features=2, random_state=0).fit(X, y),
-        dtjit.DecisionTreeRegressor(max_depth=3).fit(X, yr),
-        dtjit.DecisionTreeRegressor(max_leaf_nodes=4, min_weight_fraction_leaf=0.05).fit(X, yr, w),
-        dtjit.DecisionTreeClassifier(splitter="random", random_state=0).fit(X, y, w),
-        dtjit.DecisionTreeRegressor(splitter="random", max_features=2, random_state=1).fit(X, yr),
-        dtjit.DecisionTreeClassifier(splitter="hist", max_bins=4).fit(X, y),
-        dtjit.DecisionTreeClassifier(splitter="hist", criterion="entropy", max_features=2,
-                                     random_state=0).fit(X, y, w),
-        dtjit.DecisionTreeRegressor(splitter="hist", max_bins=3, max_leaf_nodes=6).fit(X, yr, w),
-        dtjit.DecisionTreeClassifier(min_samples_leaf=2).fit(Xn, np.c_[y, X[:, 1] > 2], w),
-        dtjit.DecisionTreeRegressor(splitter="random", random_state=2).fit(Xn, np.c_[yr, X[:, 0]]),
+    C, R = dtjit.DecisionTreeClassifier, dtjit.DecisionTreeRegressor
+    X01 = np.c_[X, X[:, 0] > 2].astype(np.float32)  # a 0/1 column: the two-valued search
+    fits = [(est, X) for est in (
+        C().fit(X, y),
+        C(criterion="entropy", min_samples_leaf=3).fit(X, y, w),
+        C(max_leaf_nodes=5).fit(X, y),
+        C(max_features=2, random_state=0).fit(X, y),
+        R(max_depth=3).fit(X, yr),
+        R(max_leaf_nodes=4, min_weight_fraction_leaf=0.05).fit(X, yr, w),
+        C(splitter="random", random_state=0).fit(X, y, w),
+        R(splitter="random", max_features=2, random_state=1).fit(X, yr),
+        C(splitter="hist", max_bins=4).fit(X, y),
+        C(splitter="hist", criterion="entropy", max_features=2, random_state=0).fit(X, y, w),
+        R(splitter="hist", max_bins=3, max_leaf_nodes=6).fit(X, yr, w),
+        C(min_samples_leaf=2).fit(Xn, np.c_[y, X[:, 1] > 2], w),
+        R(splitter="random", random_state=2).fit(Xn, np.c_[yr, X[:, 0]]),
+        C(ccp_alpha=0.02).fit(X, y),
+    )]
+    fits += [
+        (C().fit(X01, y), X01),
+        (C(max_leaf_nodes=6).fit(X01, y, w), X01),
     ]
+    # Categorical columns (subset searches, bitsets, categorical routing) and the other
+    # criteria, with NaN: column 1 holds codes 0-4, and NaN in Xn.
+    for splitter in ("best", "hist"):
+        fits += [
+            (C(splitter=splitter, categorical_features=[1]).fit(Xn, y), Xn),
+            (C(splitter=splitter, categorical_features=[0, 1], max_leaf_nodes=7).fit(X, y, w), X),
+            (R(splitter=splitter, categorical_features=[1]).fit(Xn, yr), Xn),
+            (C(splitter=splitter, criterion="gain_ratio", categorical_features=[1]).fit(Xn, y), Xn),
+            (R(splitter=splitter, criterion="poisson").fit(Xn, yr - yr.min() + 1, w), Xn),
+        ]
+    for splitter in ("best", "random"):  # absolute_error has no histogram search
+        model = R(splitter=splitter, criterion="absolute_error", max_depth=4, random_state=0)
+        fits.append((model.fit(Xn, yr, w), Xn))
     out = []
-    for est in fits:
+    for est, X_fit in fits:
         arrays = {k: v.tolist() for k, v in est.tree_.to_arrays().items()}
-        arrays["apply"] = est.apply(X).tolist()
-        arrays["path_nnz"] = int(est.decision_path(X).nnz)
+        arrays["apply"] = est.apply(X_fit).tolist()
+        arrays["path_nnz"] = int(est.decision_path(X_fit).nnz)
         out.append(arrays)
+    path = C().cost_complexity_pruning_path(X, y, w)
+    out.append({"ccp_alphas": path.ccp_alphas.tolist(), "impurities": path.impurities.tolist()})
     if os.environ.get("NUMBA_BOUNDSCHECK"):
         # Big enough for every parallel kernel (presort, sweep, partition, traversal).
         Xb = rng.normal(size=(30_000, 8)).astype(np.float32)
         yb = (Xb[:, 0] + Xb[:, 1] > 0).astype(int)
-        for est in (dtjit.DecisionTreeClassifier(n_jobs=2, max_depth=12),
-                    dtjit.DecisionTreeRegressor(n_jobs=2, max_leaf_nodes=200),
-                    dtjit.DecisionTreeClassifier(n_jobs=2, splitter="random"),
-                    dtjit.DecisionTreeClassifier(n_jobs=2, splitter="hist"),
-                    dtjit.DecisionTreeRegressor(n_jobs=2, splitter="hist", max_leaf_nodes=300)):
+        for est in (C(n_jobs=2, max_depth=12),
+                    R(n_jobs=2, max_leaf_nodes=200),
+                    C(n_jobs=2, splitter="random"),
+                    C(n_jobs=2, splitter="hist"),
+                    R(n_jobs=2, splitter="hist", max_leaf_nodes=300),
+                    R(n_jobs=2, criterion="absolute_error", max_depth=6),
+                    C(n_jobs=2, criterion="gain_ratio", max_depth=8)):
             est.fit(Xb, yb).predict(Xb)
-        dtjit.DecisionTreeClassifier(n_jobs=2, max_depth=10).fit(Xb, np.c_[yb, Xb[:, 2] > 0])
+        C(n_jobs=2, max_depth=10).fit(Xb, np.c_[yb, Xb[:, 2] > 0])
+        # Codes in column 0, a 0/1 column 7, NaN: categorical and two-valued searches in parallel.
+        Xc = Xb.copy()
+        Xc[:, 0] = rng.integers(0, 12, size=len(Xc))
+        Xc[:, 7] = Xb[:, 7] > 0
+        Xc[rng.random(Xc.shape) < 0.02] = np.nan
+        for splitter in ("best", "hist"):
+            C(n_jobs=2, splitter=splitter, categorical_features=[0]).fit(Xc, yb).predict(Xc)
         # Above the binning sample size: the sampled path and its full-column fall-back.
         Xs = rng.integers(0, 6, size=(210_000, 2)).astype(np.float32)
         Xs[:2, 0] = 2.5
-        dtjit.DecisionTreeClassifier(splitter="hist", max_depth=3, n_jobs=2).fit(Xs, Xs[:, 0] > 2)
+        C(splitter="hist", max_depth=3, n_jobs=2).fit(Xs, Xs[:, 0] > 2)
     json.dump(out, sys.stdout)
     """
 )
 
 
 # The bounds-checked lane's environment. NUMBA_OPT=0: the lane checks indexing, not speed, and
-# LLVM's optimisation passes were a quarter of its compile time (LANE_SCRIPT on a cold cache:
-# 157 s against 204 s, the same trees); the checks are inserted before LLVM runs.
+# LLVM's optimisation passes were a quarter of its compile time (157 s against 204 s on a cold
+# cache, the same trees, for the workload before categorical columns and the other criteria
+# joined it); the checks are inserted before LLVM runs.
 BOUNDS_CHECKED_LANE = {"NUMBA_BOUNDSCHECK": "1", "NUMBA_OPT": "0"}
 
 # A parallel kernel reading one element past its input inside the prange body.

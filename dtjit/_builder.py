@@ -134,13 +134,17 @@ def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...
     )
 
 
-def builder_for(builder: Any, switches: tuple[bool | None, ...]) -> Callable[..., Any]:
+def builder_for(
+    builder: Any, switches: tuple[bool | None, ...], wide_codes: bool = False
+) -> Callable[..., Any]:
     """Return what to call for ``builder`` (:func:`build` or :func:`build_hist`) in a fit.
 
-    The common fit (every one of the :func:`search_switches` None) gets the compiled
-    builder. A fit with an optional search runs the same function's Python code instead
-    (``builder.py_func``): its loop over levels, or over best-first steps, calls the compiled
-    kernels (:func:`evaluate_batch`, :func:`apply_splits`, the small helpers) from Python.
+    The common fit (every one of the :func:`search_switches` None, one-byte class codes)
+    gets the compiled builder. A fit with an optional search, or whose presorted class codes
+    are uint16 (``wide_codes``: more than 256 classes, ``_estimators._sorted_codes``), runs
+    the same function's Python code instead (``builder.py_func``): its loop over levels, or
+    over best-first steps, calls the compiled kernels (:func:`evaluate_batch`,
+    :func:`apply_splits`, the small helpers) from Python.
 
     Notes
     -----
@@ -150,7 +154,7 @@ def builder_for(builder: Any, switches: tuple[bool | None, ...]) -> Callable[...
     and saves those seconds for each optional search. The builders' bodies call no helper
     once per node, so a level is a handful of calls either way.
     """
-    if all(switch is None for switch in switches):
+    if not wide_codes and all(switch is None for switch in switches):
         return builder
     # A plain function when numba's JIT is disabled (NUMBA_DISABLE_JIT=1).
     return getattr(builder, "py_func", builder)

@@ -295,7 +295,8 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 # two-valued columns have none.
                 self.features_with_missing_ = np.isnan(sorted_val[:, -1]) & (unsorted == 0)
                 sorted_code = _sorted_codes(sorted_idx, code, n_outputs, unsorted, n_threads)
-                built, node_bits = _builder.builder_for(_builder.build, switches)(
+                wide_codes = sorted_code.dtype != np.uint8
+                built, node_bits = _builder.builder_for(_builder.build, switches, wide_codes)(
                     sorted_idx, sorted_val, sorted_code,
                     *build_args, self.splitter == "random", cat_slot, n_words, two_valued,
                     *switches,

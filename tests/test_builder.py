@@ -181,7 +181,7 @@ def test_python_loop_of_a_builder_grows_the_compiled_builders_tree(
     params = {"splitter": splitter, "max_leaf_nodes": max_leaf_nodes, "random_state": 0}
     compiled = dtjit.DecisionTreeClassifier(**params).fit(X, y)
     assert _builder.builder_for(_builder.build, (None, None, None)) is _builder.build
-    monkeypatch.setattr(_builder, "builder_for", lambda builder, switches: builder.py_func)
+    monkeypatch.setattr(_builder, "builder_for", lambda builder, *_: builder.py_func)
     python = dtjit.DecisionTreeClassifier(**params).fit(X, y)
     assert compiled.tree_.node_count > 9
     assert_trees_identical(compiled, python)

@@ -738,9 +738,10 @@ def _sorted_codes(
     full-depth fit 0.97-0.98x the time and the binary 1M x 20 one 0.96x. More than 256
     classes take uint16, a second compiled variant of the split search and partition (about
     a minute once, on a cold cache; the builder's loop then runs in Python,
-    ``_builder.builder_for``) for those fits only; regression (code 0) and several outputs (their sweep
-    gathers per-row codes; zeros to partition) take uint8. ``_check_sorted_code_range`` has
-    checked that the codes fit. The rows of ``unsorted`` features are left uninitialised.
+    ``_builder.builder_for``) for those fits only; regression (code 0) and several outputs
+    (their sweep gathers per-row codes; zeros to partition) take uint8.
+    ``_check_sorted_code_range`` has checked that the codes fit. The rows of ``unsorted``
+    features are left uninitialised.
     Written on ``n_threads`` threads when the work pays for a parallel region.
     """
     if n_outputs > 1:

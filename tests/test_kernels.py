@@ -41,6 +41,13 @@ LANE_SCRIPT = textwrap.dedent(
     import json, os, sys
     import numpy as np
     import dtjit
+    from dtjit import _builder
+    if os.environ.get("NUMBA_BOUNDSCHECK"):
+        # The builders' loops run as Python over the checked kernels, as for the optional
+        # searches (_builder.builder_for): their own indexing is checked as Python by the
+        # pure-Python lane, and compiling build and build_hist once more, linked with every
+        # kernel they call, was 30 s of this lane's 205 s.
+        _builder.builder_for = lambda builder, *_: builder.py_func
     rng = np.random.default_rng(0)
     X = rng.integers(0, 5, size=(80, 3)).astype(np.float32)
     X[:, 2] += rng.normal(scale=0.1, size=80).astype(np.float32)

@@ -269,12 +269,16 @@ def segment_impurity(
     only ``stats`` (``_criterion.node_impurity``). ``absolute_error_search``: see
     :func:`search_switches` (None leaves the median computation out of the compiled code).
     """
+    # Targets all equal (range ``stats[2] == 0``): pure, impurity 0 as in node_impurity,
+    # whatever the rounding of y / mean or of the pinball identity (1e-16 to 6e-14 above 0,
+    # and such nodes were split with zero gain). A node of zeros keeps poisson's inf.
     if criterion == POISSON:
-        return poisson_loss(idx, start, end, y, sample_weight, stats[0], weight)
+        loss = poisson_loss(idx, start, end, y, sample_weight, stats[0], weight)
+        return 0.0 if stats[2] == 0.0 and loss < np.inf else loss
     if absolute_error_search is not None and criterion == ABSOLUTE_ERROR:
         median, impurity = absolute_error_of_segment(idx, start, end, y, sample_weight)
         stats[MEDIAN_STAT] = median
-        return impurity
+        return 0.0 if stats[2] == 0.0 else impurity
     return node_impurity(criterion, stats, weight)
 
 

@@ -15,6 +15,7 @@ from . import (
     _builder,
     _category_encoding,
     _display,
+    _partial_dependence,
     _predict,
     _predict_categorical,
     _prune,
@@ -1288,6 +1289,28 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
             return self._route(X, means).view(np.float64)
         means = self.tree_.node_means().view(np.int64)
         return self._route(X, means).view(np.float64)
+
+    def _compute_partial_dependence_recursion(self, grid: Any, target_features: Any) -> np.ndarray:
+        """Partial dependence at ``grid`` by a weighted walk of the tree, reading no data.
+
+        ``sklearn.inspection.partial_dependence`` calls this for its ``method="recursion"``,
+        its default for regression trees (``dtjit._partial_dependence``).
+
+        Parameters
+        ----------
+        grid : array-like of shape (n_points, n_target_features)
+            Values of the target features, one column per feature (taken as float32).
+        target_features : array-like of int, shape (n_target_features,)
+            Indices of the target features.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_points,), or (n_outputs, n_points) for several outputs
+            The mean prediction over the training rows with the target features set to each
+            grid point, weighted by ``sample_weight``.
+        """
+        check_fitted(self, "tree_")
+        return _partial_dependence.partial_dependence_recursion(self, grid, target_features)
 
 
 def _check_poisson_root(y: np.ndarray, sample_weight: np.ndarray) -> None:

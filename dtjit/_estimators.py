@@ -250,8 +250,8 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             code, contrib, sample_weight, bool(unit_weight), y_kernel, n_stats, n_sweep,
             multi_output_criterion(criterion, n_outputs), not is_classifier, max_depth,
             int(min_samples_split), int(min_samples_leaf), float(min_weight_leaf),
-            min_impurity_decrease, int(self.max_features_), max_leaf_nodes, rng_state,
-            n_threads > 1, int(n_threads), bool(getattr(self, "mdl_stop", False)),
+            min_impurity_decrease, min(self.max_features_, n_features), max_leaf_nodes,
+            rng_state, n_threads > 1, int(n_threads), bool(getattr(self, "mdl_stop", False)),
         )  # fmt: skip
         switches = _builder.search_switches(
             multi_output_criterion(criterion, n_outputs), bool((cat_slot >= 0).any())
@@ -282,7 +282,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     and criterion in (GINI, ENTROPY)
                     and n_outputs == 1
                     and self.splitter == "best"
-                    and int(self.max_features_) == n_features
+                    and self.max_features_ >= n_features
                     and not getattr(self, "mdl_stop", False)
                 )
                 X = read_only(X)  # one compiled presort for writeable and read-only X
@@ -428,11 +428,8 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         if max_features == "log2":
             return max(1, int(np.log2(n_features)))
         if isinstance(max_features, numbers.Integral):
-            if max_features > n_features:
-                raise ValueError(
-                    f"max_features={max_features} is larger than the number of features "
-                    f"({n_features})."
-                )
+            # Above n_features: every feature, as in scikit-learn (whose max_features_ keeps
+            # the value given); the builders take min(max_features_, n_features).
             return int(max_features)
         return max(1, int(max_features * n_features))
 
@@ -835,7 +832,8 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     min_weight_fraction_leaf : float, default=0.0
         Least fraction of the total sample weight each child must keep.
     max_features : int, float, {"sqrt", "log2"} or None, default=None
-        Features drawn at random at each node; ``None`` searches all of them.
+        Features drawn at random at each node; ``None``, or an int of at least the number
+        of features, searches all of them (as in scikit-learn).
     random_state : int, RandomState instance or None, default=None
         Seeds the feature draws of ``max_features``.
     max_leaf_nodes : int, default=None
@@ -1119,7 +1117,8 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
     min_weight_fraction_leaf : float, default=0.0
         Least fraction of the total sample weight each child must keep.
     max_features : int, float, {"sqrt", "log2"} or None, default=None
-        Features drawn at random at each node.
+        Features drawn at random at each node; ``None``, or an int of at least the number
+        of features, searches all of them (as in scikit-learn).
     random_state : int, RandomState instance or None, default=None
         Seeds the feature draws of ``max_features``.
     max_leaf_nodes : int, default=None

@@ -148,7 +148,7 @@ def _model_from(header: dict, arrays: dict[str, np.ndarray]) -> BaseDecisionTree
             raise TreeFormatError("Model file's feature names do not match n_features.")
         model.feature_names_in_ = np.asarray(names, dtype=object)
     max_features = header.get("max_features_")
-    if not isinstance(max_features, int) or not 1 <= max_features <= tree.n_features:
+    if not isinstance(max_features, int) or max_features < 1:  # above n_features: all
         raise TreeFormatError(f"Invalid max_features_ {max_features!r} in model file.")
     model.max_features_ = max_features
     with_missing = header.get("features_with_missing", [])  # absent in files before NaN support

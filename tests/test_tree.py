@@ -624,7 +624,8 @@ TAMPERED = [
     ("n-classes-wrong", _edit_header(n_classes=[4]), "n_classes says 4"),
     ("feature-names-wrong-length", _edit_header(feature_names_in=["a"]), "feature names do not"),
     ("max-features-zero", _edit_header(max_features_=0), "Invalid max_features_ 0"),
-    ("max-features-too-big", _edit_header(max_features_=5), "Invalid max_features_ 5"),
+    ("max-features-negative", _edit_header(max_features_=-5), "Invalid max_features_ -5"),
+    ("max-features-float", _edit_header(max_features_=2.5), "Invalid max_features_ 2.5"),
     ("max-features-str", _edit_header(max_features_="sqrt"), "Invalid max_features_ 'sqrt'"),
     (
         "regressor-with-3-columns",

@@ -991,7 +991,9 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         self.mdl_stop = mdl_stop
         self.categorical_features = categorical_features
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeClassifier:
+    def fit(
+        self, X: Any, y: Any, sample_weight: Any = None, check_input: bool = True
+    ) -> DecisionTreeClassifier:
         """Build the tree from the training set (X, y).
 
         Parameters
@@ -1003,6 +1005,8 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
             Class labels; several columns fit one tree for several outputs (see Notes).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, not all zero; ``None`` weighs samples equally.
+        check_input : bool, default=True
+            Kept for scikit-learn compatibility; input is always validated.
 
         Returns
         -------
@@ -1011,13 +1015,15 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         """
         return self._fit(X, y, sample_weight, is_classifier=True)
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any, check_input: bool = True) -> np.ndarray:
         """Predict the class of each sample.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Input samples.
+        check_input : bool, default=True
+            Kept for scikit-learn compatibility; input is always validated.
 
         Returns
         -------
@@ -1036,13 +1042,15 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
             return self._route(X, tree.majority_class())
         return self.classes_.take(self._route(X, tree.majority_class()))
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict_proba(self, X: Any, check_input: bool = True) -> np.ndarray:
         """Predict class probabilities: the weighted class fractions of each sample's leaf.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Input samples.
+        check_input : bool, default=True
+            Kept for scikit-learn compatibility; input is always validated.
 
         Returns
         -------
@@ -1248,7 +1256,9 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
         self.max_bins = max_bins
         self.categorical_features = categorical_features
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeRegressor:
+    def fit(
+        self, X: Any, y: Any, sample_weight: Any = None, check_input: bool = True
+    ) -> DecisionTreeRegressor:
         """Build the tree from the training set (X, y).
 
         Parameters
@@ -1260,6 +1270,8 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
             Target values; several columns fit one tree for several outputs (see Notes).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, not all zero.
+        check_input : bool, default=True
+            Kept for scikit-learn compatibility; input is always validated.
 
         Returns
         -------
@@ -1268,13 +1280,15 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
         """
         return self._fit(X, y, sample_weight, is_classifier=False)
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any, check_input: bool = True) -> np.ndarray:
         """Predict the target of each sample: the weighted mean of its leaf.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Input samples.
+        check_input : bool, default=True
+            Kept for scikit-learn compatibility; input is always validated.
 
         Returns
         -------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import pickle
 import subprocess
@@ -1000,3 +1001,19 @@ def test_label_encoding_equals_np_unique(y):
     assert classes.dtype == expected_classes.dtype
     np.testing.assert_array_equal(classes, expected_classes)
     np.testing.assert_array_equal(inverse, expected_inverse)
+
+
+@pytest.mark.parametrize("est_class", ESTIMATORS, ids=lambda c: c.__name__)
+def test_methods_take_scikit_learns_arguments(est_class, iris_data):
+    """Code written for scikit-learn's trees (``fit(..., check_input=False)``) runs unchanged,
+    and dtjit still validates: its kernels do no bounds checks."""
+    sk_class = getattr(sklearn_tree, est_class.__name__)
+    for name in ("fit", "predict", "predict_proba", "predict_log_proba", "apply", "decision_path"):
+        if hasattr(sk_class, name):
+            theirs = list(inspect.signature(getattr(sk_class, name)).parameters)
+            assert list(inspect.signature(getattr(est_class, name)).parameters) == theirs, name
+    X, y = iris_data
+    est = est_class().fit(X, y, None, False)
+    est.predict(X, check_input=False)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2], check_input=False)

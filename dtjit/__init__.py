@@ -5,6 +5,10 @@ Public names:
 - :class:`DecisionTreeClassifier`, :class:`DecisionTreeRegressor`: drop-in replacements for
   scikit-learn's trees;
 - :class:`Tree`: the fitted tree as flat parallel arrays (``estimator.tree_``);
+- :func:`check_tree`: checks a tree's arrays against the storage contract (every
+  :class:`Tree` runs it when built, so :func:`load` does too);
+- :class:`TreeFormatError`: the ``ValueError`` raised when a tree's arrays or a model file
+  break that contract;
 - :func:`save`, :func:`load`: model files without pickle;
 - :mod:`dtjit.criteria`: entropy, Gini and information gain for hand computations;
 - :func:`export_text`, :func:`export_rules`, :func:`rule_records`, :func:`rules_frame`,
@@ -13,7 +17,9 @@ Public names:
 - :class:`MDLPDiscretizer`: Fayyad & Irani's supervised discretisation, a transformer;
 - :mod:`dtjit.pruning`: :func:`prune` (cut a fitted tree back to any ``ccp_alpha``),
   :func:`select_ccp_alpha` (choose it on validation data or by cross-validation, minimum or
-  one-standard-error rule), :func:`reduced_error_prune`, :func:`pruning_path`;
+  one-standard-error rule), :func:`reduced_error_prune`, :func:`pruning_path`, and
+  :class:`PruningSelection`, what :func:`select_ccp_alpha` returns (each candidate subtree's
+  alpha, error and standard error; the chosen alpha and the pruned estimator);
 - :func:`plot_tree`, :func:`plot_importances`, :func:`plot_split_scan`,
   :func:`plot_pruning_path` (module
   :mod:`dtjit.plotting`; they need matplotlib, imported only when a plot is drawn).

@@ -835,7 +835,8 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         Features drawn at random at each node; ``None``, or an int of at least the number
         of features, searches all of them (as in scikit-learn).
     random_state : int, RandomState instance or None, default=None
-        Seeds the feature draws of ``max_features``.
+        Seeds the feature draws of ``max_features`` and the thresholds of
+        ``splitter="random"``.
     max_leaf_nodes : int, default=None
         Grow best-first (largest impurity decrease first) up to this many leaves.
     min_impurity_decrease : float, default=0.0
@@ -1128,7 +1129,8 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
         Features drawn at random at each node; ``None``, or an int of at least the number
         of features, searches all of them (as in scikit-learn).
     random_state : int, RandomState instance or None, default=None
-        Seeds the feature draws of ``max_features``.
+        Seeds the feature draws of ``max_features`` and the thresholds of
+        ``splitter="random"``.
     max_leaf_nodes : int, default=None
         Grow best-first up to this many leaves.
     min_impurity_decrease : float, default=0.0

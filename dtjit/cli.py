@@ -1,9 +1,10 @@
 """The ``dtjit`` command: ``fit``, ``predict``, ``show``, ``bench`` and ``compile``.
 
 Installed as the ``dtjit`` console script and runnable as ``python -m dtjit``. Every command
-is a function of the parsed arguments; :func:`main` turns any error into one line
-``dtjit: error: ...`` on stderr and a non-zero exit status (``--debug`` shows the traceback
-instead). pandas, pyarrow and tqdm are imported only by the commands that need them.
+is a function of the parsed arguments; :func:`main` turns an error while running into one
+line ``dtjit: error: ...`` on stderr and exit status 1 (``--debug`` shows the traceback
+instead); a malformed command line gets argparse's usage message and status 2. pandas,
+pyarrow and tqdm are imported only by the commands that need them.
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
         (
             "Fit a decision tree on DATA (.csv[.gz], .parquet, .npy, .npz) and save it with "
             "dtjit.save. Table columns other than the target are the features and their "
-            "names are kept in the model; they must be numeric."
+            "names are kept in the model; they must be numeric, except the columns listed "
+            "with --categorical, which may hold text (leave other text columns out with --drop)."
         ),
     )
     fit.add_argument("data", metavar="DATA", help="training data file")
@@ -697,6 +699,6 @@ TREE_OPTIONS: tuple[tuple[str, Callable[[str], Any], str], ...] = (
     ("--ccp-alpha", float, "cost-complexity pruning after growing (default 0: none)"),
     ("--min-impurity-decrease", float, "split only when impurity falls this much"),
     ("--class-weight", _class_weight, "balanced (classification only)"),
-    ("--random-state", int, "seed for max_features sampling"),
+    ("--random-state", int, "seed for max_features sampling and --splitter random's thresholds"),
     ("--n-jobs", int, "threads for fitting (-1: all cores)"),
 )

@@ -23,6 +23,7 @@ Classes defined while ``sklearn.base`` is already imported get scikit-learn's ba
 from __future__ import annotations
 
 import inspect
+import sys
 from collections import defaultdict
 from typing import Any
 
@@ -79,6 +80,17 @@ class SklearnEstimator(_Unadopted):
     """
 
     _parameter_table: dict[str, list] = {}
+    # Method arguments scikit-learn's metadata routing must leave out, by method name:
+    # written as ``__metadata_request__{method}`` markers once scikit-learn is imported
+    # (:func:`_mark_unrouted`).
+    _unrouted_arguments: dict[str, tuple[str, ...]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A subclass defined after scikit-learn's import reaches BaseEstimator's own hook
+        # (it writes the set_{method}_request methods from the markers): mark it first.
+        if SKLEARN_BASE in sys.modules:
+            _mark_unrouted(cls)
+        super().__init_subclass__(**kwargs)
 
     @classmethod
     def _get_param_names(cls) -> list[str]:
@@ -301,7 +313,19 @@ def _adopt_sklearn_bases(sklearn_base: Any) -> None:
     # before it was their base.
     set_up = _MetadataRequester.__dict__["__init_subclass__"].__func__
     for cls in _subclasses_parents_first(SklearnEstimator):
+        _mark_unrouted(cls)
         set_up(cls)
+
+
+def _mark_unrouted(cls: type) -> None:
+    """Write ``cls._unrouted_arguments`` as scikit-learn's ``__metadata_request__*`` markers.
+
+    The marker is scikit-learn's ``UNUSED`` object itself: routing tests it by identity.
+    """
+    from sklearn.utils.metadata_routing import UNUSED
+
+    for method, arguments in vars(cls).get("_unrouted_arguments", {}).items():
+        setattr(cls, f"__metadata_request__{method}", dict.fromkeys(arguments, UNUSED))
 
 
 call_when_imported(SKLEARN_BASE, _adopt_sklearn_bases)

@@ -76,6 +76,9 @@ MULTI_OUTPUT_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error
 class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
     """Shared machinery of :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`."""
 
+    # Routing leaves check_input out, as for scikit-learn's trees.
+    _unrouted_arguments = {"fit": ("check_input",), "predict": ("check_input",)}
+
     _parameter_table: dict = {
         "splitter": [StrOptions(frozenset({"best", "random", "hist"}))],
         "max_bins": [Interval("int", 2, 255, "both")],
@@ -947,6 +950,11 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     >>> clf.predict(X[:3])
     array([0, 0, 0])
     """
+
+    _unrouted_arguments = {
+        **BaseDecisionTree._unrouted_arguments,
+        "predict_proba": ("check_input",),
+    }
 
     _parameter_table: dict = {
         **BaseDecisionTree._parameter_table,

@@ -23,7 +23,13 @@ from sklearn.utils import compute_sample_weight
 from sklearn.utils._param_validation import InvalidParameterError, make_constraint
 from sklearn.utils.validation import validate_data
 
-from dtjit import DecisionTreeClassifier, DecisionTreeRegressor, _base, _scores, _validation
+from dtjit import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    _base,
+    _scores,
+    _validation,
+)
 from dtjit._constraints import _accepts
 
 # Records who imports scikit-learn first, so a failure names the culprit.
@@ -413,3 +419,20 @@ def test_r2_edge_cases_equal_sklearn():
         assert np.isnan(_scores.r2(np.array([1.0]), np.array([1.0])))
     labels = np.array(["a", "b", "a"])
     assert _scores.accuracy(labels, np.array(["a", "a", "a"])) == pytest.approx(2 / 3)
+
+
+def test_check_input_is_left_out_of_metadata_routing():
+    """fit / predict / predict_proba take check_input, which routing ignores as for
+    scikit-learn's trees (dtjit marks it once scikit-learn is imported)."""
+    from sklearn import config_context
+    from sklearn import tree as sk_tree
+
+    pairs = [
+        (DecisionTreeClassifier, sk_tree.DecisionTreeClassifier),
+        (DecisionTreeRegressor, sk_tree.DecisionTreeRegressor),
+    ]
+    with config_context(enable_metadata_routing=True):
+        for ours, theirs in pairs:
+            mine, sklearns = ours().get_metadata_routing(), theirs().get_metadata_routing()
+            for method in ("fit", "predict", "predict_proba", "score"):
+                assert getattr(mine, method).requests == getattr(sklearns, method).requests

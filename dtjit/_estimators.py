@@ -43,11 +43,13 @@ from ._jit import (
 from ._sklearn_link import register_with_sklearn_tree
 from ._tree import Tree
 from ._validation import (
+    check_class_weights,
     check_classification_targets,
     check_fitted,
     check_random_state,
     check_sample_weight,
     class_sample_weight,
+    kernel_count,
     one_column_to_1d,
     validate_fit_data,
     validate_predict_data,
@@ -171,16 +173,23 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             sample_weight = check_sample_weight(sample_weight, n_samples, X)
         if is_classifier and self.class_weight is not None:
             expanded = class_sample_weight(self.class_weight, y)
+            check_class_weights(expanded, y)
             sample_weight = expanded if sample_weight is None else sample_weight * expanded
         if sample_weight is None:
             sample_weight = np.ones(n_samples, dtype=np.float64)
             min_weight_leaf = self.min_weight_fraction_leaf * n_samples
         else:
             sample_weight = _kernel_vector(sample_weight)
-            total = sample_weight.sum()
+            with np.errstate(over="ignore"):  # an overflowing total is refused below
+                total = sample_weight.sum()
             if not total > 0.0:
                 raise ValueError(
                     "sample_weight sums to zero: at least one sample needs a positive weight."
+                )
+            if not np.isfinite(total):
+                raise ValueError(
+                    "The sample weights (sample_weight times class_weight) sum to more than "
+                    "float64 holds; divide them by a common factor, which changes no split."
                 )
             min_weight_leaf = self.min_weight_fraction_leaf * total
         if self.criterion == "poisson":
@@ -189,13 +198,17 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         # Fractions are of the rows passed in (before zero-weight rows are dropped), as in
         # scikit-learn. Every value reaching the kernels is a plain int / float, so numpy
         # scalars in the parameters never compile a second copy of the builder.
-        max_depth = MAX_DEPTH_UNLIMITED if self.max_depth is None else int(self.max_depth)
+        max_depth = (
+            MAX_DEPTH_UNLIMITED
+            if self.max_depth is None
+            else kernel_count(self.max_depth, MAX_DEPTH_UNLIMITED)
+        )
         if isinstance(self.min_samples_leaf, numbers.Integral):
-            min_samples_leaf = int(self.min_samples_leaf)
+            min_samples_leaf = kernel_count(self.min_samples_leaf)
         else:
             min_samples_leaf = ceil(self.min_samples_leaf * n_samples)
         if isinstance(self.min_samples_split, numbers.Integral):
-            min_samples_split = int(self.min_samples_split)
+            min_samples_split = kernel_count(self.min_samples_split)
         else:
             min_samples_split = max(2, ceil(self.min_samples_split * n_samples))
         min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
@@ -211,7 +224,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 y_float = y_float[keep]
             n_samples = X.shape[0]
         criterion = CRITERION_CODES[self.criterion]
-        max_leaf_nodes = -1 if self.max_leaf_nodes is None else int(self.max_leaf_nodes)
+        max_leaf_nodes = -1 if self.max_leaf_nodes is None else kernel_count(self.max_leaf_nodes)
         seed = check_random_state(self.random_state).randint(
             1, np.iinfo(np.int64).max, dtype=np.int64
         )
@@ -225,6 +238,12 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         target_scale = 1.0 if criterion != SQUARED_ERROR else _power_of_two_scale(y_float)
         if weight_scale != 1.0:
             sample_weight = sample_weight * weight_scale
+            if not (sample_weight > 0.0).all():
+                raise ValueError(
+                    "sample_weight spans more than float64 can hold once rescaled for the "
+                    "criterion's squares (its largest and smallest positive weights differ by "
+                    "a factor near 1e300 or more); clip the smallest weights or drop them."
+                )
             min_weight_leaf *= weight_scale
         if target_scale != 1.0:
             y_float = y_float * target_scale
@@ -315,6 +334,12 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
 
         if criterion == ABSOLUTE_ERROR:
             value = node_stats[:, MEDIAN_STAT].reshape(-1, 1, 1)
+            if not (np.isfinite(value).all() and np.isfinite(impurity).all()):
+                raise ValueError(
+                    "criterion='absolute_error' overflows float64 on this y (a median of two "
+                    "values or a mean absolute deviation passes 1.8e308: |y| is near 9e307 or "
+                    "larger); rescale y before fitting."
+                )
         elif not is_classifier:
             # The first n_outputs statistics are the sums of w * y (_multioutput's layout).
             value = (node_stats[:, :n_outputs] / weight[:, None] / target_scale).reshape(

@@ -194,6 +194,36 @@ def _column_class_weight(class_weight: Any, labels: np.ndarray) -> np.ndarray | 
     return weight[codes.reshape(-1)]
 
 
+# Above every count of rows, nodes or depth a fit can have, and twice it still fits int64.
+COUNT_CAP = 2**61
+
+
+def kernel_count(value: numbers.Integral, cap: int = COUNT_CAP) -> int:
+    """Return an integer parameter as a Python int of at most ``cap``.
+
+    Parameters such as ``max_depth`` or ``min_samples_leaf`` accept any int; past the number
+    of rows every larger value means the same. Capping keeps the value an int64 for the
+    kernels: 2**63 would compile a uint64 copy of the builder, and 2**64 fail numba's typing.
+    """
+    return min(int(value), cap)
+
+
+def check_class_weights(weights: np.ndarray, y: np.ndarray) -> None:
+    """Raise ``ValueError`` unless every per-sample class weight is finite and non-negative.
+
+    ``sample_weight`` gets the same check from ``check_sample_weight``; a negative class
+    weight would fit negative probabilities and an infinite one overflow every sum.
+    """
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        row = int(np.argmax(bad))
+        label = np.asarray(y)[row].tolist()
+        raise ValueError(
+            f"class_weight must be finite and non-negative; the class {label!r} of y gets "
+            f"the weight {float(weights[row])!r}."
+        )
+
+
 def check_random_state(seed: Any) -> np.random.RandomState:
     """Return the ``RandomState`` for ``seed``, as ``sklearn.utils.check_random_state``.
 

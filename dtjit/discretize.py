@@ -12,6 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._mdlp import mdlp_cut_points
+from ._validation import kernel_count
 
 # "No depth limit" for the kernel: deeper than any column can be cut.
 _UNLIMITED_DEPTH = np.iinfo(np.int64).max
@@ -132,7 +133,11 @@ class MDLPDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         codes = codes.astype(np.int32)
-        max_depth = _UNLIMITED_DEPTH if self.max_depth is None else int(self.max_depth)
+        max_depth = (
+            _UNLIMITED_DEPTH
+            if self.max_depth is None
+            else kernel_count(self.max_depth, _UNLIMITED_DEPTH)
+        )
         self.cut_points_ = []
         for f in range(X.shape[1]):
             column = X[:, f]
@@ -144,7 +149,7 @@ class MDLPDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                     np.ascontiguousarray(values[order]),
                     np.ascontiguousarray(codes[present][order]),
                     len(self.classes_),
-                    int(self.min_samples_split),
+                    kernel_count(self.min_samples_split),
                     max_depth,
                 )
             )

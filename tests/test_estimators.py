@@ -923,6 +923,85 @@ def test_huge_targets_fit_and_unrepresentable_variance_is_a_clear_error():
     np.testing.assert_allclose(tiny.predict(X), small.predict(X) * 1e-310, rtol=1e-6)
 
 
+@pytest.mark.parametrize("bad", [-0.5, np.nan, np.inf])
+def test_class_weight_is_checked_like_sample_weight(breast_cancer_data, bad):
+    """Negative class weights fitted negative probabilities; NaN and inf failed obscurely."""
+    X, y = breast_cancer_data
+    with pytest.raises(
+        ValueError, match=r"class_weight must be finite and non-negative; the class 0 "
+    ):
+        DecisionTreeClassifier(class_weight={0: bad, 1: 1.0}).fit(X, y)
+    # A weight of zero is allowed, as for sample_weight: the class's rows take no part.
+    zero = DecisionTreeClassifier(class_weight={0: 0.0, 1: 1.0}).fit(X, y)
+    assert zero.tree_.node_count == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, fit_kwargs",
+    [
+        ({}, {"sample_weight": np.full(569, 1.7e308)}),
+        ({"class_weight": {0: 1e308, 1: 1e308}}, {}),
+    ],
+)
+def test_weights_summing_past_float64_are_a_clear_error(breast_cancer_data, kwargs, fit_kwargs):
+    X, y = breast_cancer_data
+    with pytest.raises(ValueError, match="sum to more than float64 holds"):
+        DecisionTreeClassifier(**kwargs).fit(X, y, **fit_kwargs)
+
+
+@pytest.mark.parametrize("est_class", [DecisionTreeClassifier, DecisionTreeRegressor])
+def test_weights_too_far_apart_to_rescale_are_a_clear_error(est_class):
+    """1e-200 next to 1e200: the tiny weights would vanish once scaled for the squares."""
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    weight = np.where(np.arange(200) % 2, 1e-200, 1e200)
+    with pytest.raises(ValueError, match="sample_weight spans more than float64 can hold"):
+        est_class().fit(X, y, sample_weight=weight)
+    # 1e-100 next to 1e100 is rescaled and fits.
+    assert est_class().fit(X, y, sample_weight=np.sqrt(weight)).tree_.node_count > 1
+
+
+@pytest.mark.parametrize(
+    "y", [[1e308, 1e308, 1.5e308, 1.5e308], [-1.7e308, -1.7e308, 1.7e308, 1.7e308]]
+)
+def test_absolute_error_overflow_is_a_clear_error(y):
+    X = np.arange(4.0).reshape(-1, 1)
+    with pytest.raises(ValueError, match="'absolute_error' overflows float64"):
+        DecisionTreeRegressor(criterion="absolute_error").fit(X, np.array(y))
+
+
+@pytest.mark.parametrize(
+    "param", ["max_depth", "max_leaf_nodes", "min_samples_leaf", "min_samples_split"]
+)
+@pytest.mark.parametrize("huge", [2**63, 2**64, 10**30])
+def test_integer_parameters_beyond_int64_mean_unlimited(iris_data, param, huge):
+    """Past the row count every larger value means the same; 2**64 reached numba's typing."""
+    from dtjit import _builder
+
+    X, y = iris_data
+    signatures = len(_builder.build.signatures)
+    got = DecisionTreeClassifier(**{param: huge}).fit(X, y)
+    if param in ("max_depth", "max_leaf_nodes"):
+        expected = DecisionTreeClassifier().fit(X, y)
+        np.testing.assert_array_equal(got.tree_.feature, expected.tree_.feature)
+        np.testing.assert_array_equal(got.tree_.threshold, expected.tree_.threshold)
+    else:  # no node holds that many rows: the root stays a leaf
+        assert got.tree_.node_count == 1
+    assert len(_builder.build.signatures) == signatures  # no uint64 copy of the builder
+
+
+def test_mdlp_integer_parameters_beyond_int64(iris_data):
+    X, y = iris_data
+    plain = dtjit.MDLPDiscretizer().fit(X, y)
+    unlimited = dtjit.MDLPDiscretizer(max_depth=2**64).fit(X, y)
+    for got, expected in zip(unlimited.cut_points_, plain.cut_points_, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert all(
+        c.size == 0 for c in dtjit.MDLPDiscretizer(min_samples_split=2**64).fit(X, y).cut_points_
+    )
+
+
 def test_predict_refuses_values_too_large_for_float32(iris_data):
     X, y = iris_data
     est = DecisionTreeClassifier().fit(X, y)

@@ -74,6 +74,10 @@ LINE_BYTES = 64
 # Cost of one phase of the walk for each row taking part, in node steps: reading its
 # offset and node, storing them back and the compaction (see :func:`phase_lengths`).
 PHASE_COST_IN_STEPS = 2
+# Longest phase :func:`phase_lengths` considers. Cutting a longer phase in pieces of this
+# length adds at most PHASE_COST_IN_STEPS / MAX_PHASE_LEVELS (0.8 %) to the walk, and bounds
+# the search at O(depth * MAX_PHASE_LEVELS): unbounded, it took 15 s on a depth-80k chain.
+MAX_PHASE_LEVELS = 256
 
 
 def round_down_to_float32(threshold: np.ndarray) -> np.ndarray:
@@ -122,9 +126,10 @@ def phase_lengths(leaf_depth: np.ndarray, rows_at_leaf: np.ndarray) -> np.ndarra
     -----
     A phase of ``L`` levels starting at depth ``b`` costs ``L + PHASE_COST_IN_STEPS`` steps
     for every row deeper than ``b``. Dynamic programming over the phase boundaries gives
-    the cheapest sequence, O(depth^2). Short phases waste little on rows stopping inside
-    them but pay the phase cost more often; the optimum for the deep benchmark tree starts
-    with about 20 levels (where few rows stop), then phases of 3-7.
+    the cheapest sequence of phases of at most ``MAX_PHASE_LEVELS`` levels, in
+    O(depth * MAX_PHASE_LEVELS). Short phases waste little on rows stopping inside them but
+    pay the phase cost more often; the optimum for the deep benchmark tree starts with about
+    20 levels (where few rows stop), then phases of 3-7.
     """
     max_depth = int(leaf_depth.max(initial=0))
     if max_depth == 0:
@@ -136,7 +141,7 @@ def phase_lengths(leaf_depth: np.ndarray, rows_at_leaf: np.ndarray) -> np.ndarra
     cost = np.zeros(max_depth + 1)
     next_boundary = np.zeros(max_depth + 1, dtype=np.int64)
     for b in range(max_depth - 1, -1, -1):
-        ends = np.arange(b + 1, max_depth + 1)
+        ends = np.arange(b + 1, min(b + MAX_PHASE_LEVELS, max_depth) + 1)
         options = deeper[b] * (ends - b + PHASE_COST_IN_STEPS) + cost[ends]
         best = int(np.argmin(options))
         cost[b], next_boundary[b] = options[best], ends[best]

@@ -85,3 +85,17 @@ def best_phase_cost_by_brute_force(leaf_depth, rows_at_leaf, phase_cost: float) 
         lengths.append(run)
         best = min(best, reference_phase_cost(lengths, leaf_depth, rows_at_leaf, phase_cost))
     return best
+
+
+def best_phase_cost(leaf_depth, rows_at_leaf, phase_cost: float) -> float:
+    """Lowest :func:`reference_phase_cost` with phases of any length, by recursion on the
+    start of the last phase (O(depth^2): for depths too large for the brute force)."""
+    depth = int(np.max(leaf_depth))
+    total = float(np.sum(rows_at_leaf))
+    deeper = [float(np.sum(rows_at_leaf[leaf_depth > start])) / total for start in range(depth)]
+    best = [0.0] * (depth + 1)  # best[e]: cheapest walk of the first e levels
+    for end in range(1, depth + 1):
+        best[end] = min(
+            best[start] + deeper[start] * (end - start + phase_cost) for start in range(end)
+        )
+    return best[depth]

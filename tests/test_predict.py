@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _layout_reference import (
+    best_phase_cost,
     best_phase_cost_by_brute_force,
     reference_depths,
     reference_line_layout,
@@ -161,6 +162,27 @@ def test_phase_lengths_are_optimal(seed):
     cost = _predict.PHASE_COST_IN_STEPS
     got = reference_phase_cost(lengths, leaf_depth, rows, cost)
     assert got == pytest.approx(best_phase_cost_by_brute_force(leaf_depth, rows, cost))
+
+
+@pytest.mark.parametrize("shape", ["chain", "deep-leaves", "mixed"])
+def test_phase_lengths_of_very_deep_trees_stay_near_optimal(shape):
+    """Phases are capped at MAX_PHASE_LEVELS (the search was O(depth^2)); the walk then costs
+    at most PHASE_COST_IN_STEPS / MAX_PHASE_LEVELS more than the unbounded optimum."""
+    depth = 700
+    leaf_depth = np.arange(1, depth + 1)
+    rows = {
+        "chain": np.ones(depth),  # one row stops at each level
+        "deep-leaves": np.where(leaf_depth > depth - 5, 1000.0, 1e-3),  # one long phase is best
+        "mixed": np.random.default_rng(0).integers(1, 100, depth).astype(float),
+    }[shape]
+    lengths = _predict.phase_lengths(leaf_depth, rows)
+    assert lengths.sum() == depth and (lengths >= 1).all()
+    assert lengths.max() <= _predict.MAX_PHASE_LEVELS
+    cost = _predict.PHASE_COST_IN_STEPS
+    got = reference_phase_cost(lengths, leaf_depth, rows, cost)
+    best = best_phase_cost(leaf_depth, rows, cost)
+    assert best <= got * (1 + 1e-12)
+    assert got <= best * (1 + cost / _predict.MAX_PHASE_LEVELS)
 
 
 def test_phase_lengths_of_trees():

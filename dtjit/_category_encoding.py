@@ -254,13 +254,39 @@ def _codes_as_float(codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def check_codes(X: np.ndarray, features: np.ndarray, raw: Any, *, limit: int) -> None:
+def _exact_columns(unconverted: Any, features: np.ndarray) -> np.ndarray | None:
+    """Return the categorical columns of the input before its float32 conversion, as float64.
+
+    float32 rounds a code such as 4095.0001 or 3 + 1e-9 to an integer, so the codes are
+    checked in the user's values. None where those cannot be read as float64 (the
+    converted columns are checked then).
+    """
+    try:
+        if _is_dataframe(unconverted):
+            return np.column_stack(
+                [
+                    unconverted.iloc[:, int(f)].to_numpy(dtype=np.float64, na_value=np.nan)
+                    for f in features
+                ]
+            )
+        values = np.asarray(unconverted)
+        return np.asarray(values[:, features], dtype=np.float64)
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def check_codes(
+    X: np.ndarray, features: np.ndarray, raw: Any, *, limit: int, unconverted: Any = None
+) -> None:
     """Raise ValueError unless every categorical column holds codes in ``[0, limit)`` or NaN.
 
-    ``raw`` is the input as the user gave it (for column names in the message).
+    ``raw`` is the input as the user gave it (for column names in the message);
+    ``unconverted`` the input with mapped categories but before its conversion to ``X``'s
+    float32, where the codes are read when it has them.
     """
-    for f in features:
-        column = X[:, int(f)]
+    exact = None if unconverted is None else _exact_columns(unconverted, features)
+    for k, f in enumerate(features):
+        column = X[:, int(f)] if exact is None else exact[:, k]
         present = column[~np.isnan(column)]
         where = _column_name(raw, int(f))
         if np.isinf(present).any():
@@ -271,7 +297,7 @@ def check_codes(X: np.ndarray, features: np.ndarray, raw: Any, *, limit: int) ->
             raise ValueError(f"{where} has non-integer codes; codes must be integers >= 0.")
         if present.size and present.max() >= limit:
             raise ValueError(
-                f"{where} has code {int(present.max())}; at most {limit} categories "
+                f"{where} has code {present.max():.0f}; at most {limit} categories "
                 f"(codes 0 .. {limit - 1}) are supported."
             )
 

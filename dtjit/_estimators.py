@@ -126,6 +126,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 raise ValueError(f"Expected a 2-D X, got shape {X.shape}.")
             cat_features = _category_encoding.resolve_features(self.categorical_features, X)
         X, mapped_categories, from_values = _category_encoding.map_values_fit(X, cat_features)
+        mapped_X = X
         if sparse.issparse(y):
             raise TypeError("A sparse y is not supported; pass y as a dense array.")
         X, y = validate_fit_data(self, X, y, y_numeric=not is_classifier)
@@ -139,7 +140,9 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         n_samples, n_features = X.shape
         if cat_features.size:
             # NaN in a categorical column is a missing category, as in a numeric one.
-            _category_encoding.check_codes(X, cat_features, raw_X, limit=MAX_CATEGORIES)
+            _category_encoding.check_codes(
+                X, cat_features, raw_X, limit=MAX_CATEGORIES, unconverted=mapped_X
+            )
             if self.criterion not in CATEGORICAL_CRITERIA:
                 raise ValueError(
                     f"categorical_features is not supported with criterion="
@@ -476,12 +479,13 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         if columns is not None:
             raw_X = X
             names = getattr(self, "feature_names_in_", None)
-            X = validate_predict_data(
-                self, _category_encoding.map_values_predict(X, columns, names)
-            )
+            mapped_X = _category_encoding.map_values_predict(X, columns, names)
+            X = validate_predict_data(self, mapped_X)
             # Codes beyond the known ones are unseen categories (routed with NaN); only
             # values that cannot be codes are errors.
-            _category_encoding.check_codes(X, columns.features, raw_X, limit=np.inf)
+            _category_encoding.check_codes(
+                X, columns.features, raw_X, limit=np.inf, unconverted=mapped_X
+            )
         else:
             X = validate_predict_data(self, X)
         if self.tree_.n_features != X.shape[1]:

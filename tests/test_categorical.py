@@ -375,12 +375,29 @@ def test_columns_mapped_from_values_need_a_dataframe_at_predict():
         ([0, 1, -1, 2], "negative codes"),
         ([0, 1, 1.5, 2], "non-integer"),
         ([0, 1, 4096, 2], "at most 4096 categories"),
+        # float32 would round these to integers: the codes are read before the conversion.
+        ([0, 1, 4095.0001, 2], "non-integer"),
+        ([0, 1, 3 + 1e-9, 2], "non-integer"),
+        ([0, 1, 2**24 + 1, 2], "has code 16777217; at most 4096 categories"),
     ],
 )
 def test_bad_codes_raise_naming_the_feature(column, match):
     X = np.c_[np.arange(4.0), np.array(column, dtype=float)]
     with pytest.raises(ValueError, match=f"categorical feature 1 .*{match}|{match}"):
         DecisionTreeClassifier(categorical_features=[1]).fit(X, [0, 1, 0, 1])
+    frame = pd.DataFrame({"x": X[:, 0], "c": X[:, 1]})
+    with pytest.raises(ValueError, match=f"categorical feature 'c' .*{match}|{match}"):
+        DecisionTreeClassifier(categorical_features=["c"]).fit(frame, [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("code", [3 + 1e-9, 1.5, -1.0])
+def test_predict_refuses_codes_that_float32_would_round(code):
+    """Unseen integer codes route like NaN; a code that is no integer is an error."""
+    X = np.c_[np.arange(8.0), np.arange(8.0) % 4]
+    clf = DecisionTreeClassifier(categorical_features=[1]).fit(X, np.arange(8) % 2)
+    assert clf.predict(np.array([[0.0, 2**24 + 1]])).shape == (1,)
+    with pytest.raises(ValueError, match="categorical feature 1 has (non-integer|negative)"):
+        clf.predict(np.array([[0.0, code]]))
 
 
 @pytest.mark.parametrize(

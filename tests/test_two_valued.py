@@ -173,7 +173,7 @@ def test_layout_respects_eligibility_and_keeps_one_feature_swept():
     ],
 )
 def test_trees_match_reference(criterion, params):
-    X, y = mixed_columns(3000, 2)
+    X, y = mixed_columns(1500, 2)
     est = dtjit.DecisionTreeClassifier(criterion=criterion, **params).fit(X, y)
     msl = params.get("min_samples_leaf", 1)
     ref = reference_build(

@@ -11,14 +11,12 @@ from scipy import sparse
 
 from . import (
     _binning,
-    _blocks,
     _builder,
     _category_encoding,
     _display,
     _partial_dependence,
-    _predict,
-    _predict_categorical,
     _prune,
+    _routing,
     _splitter,
     _two_valued,
 )
@@ -58,8 +56,6 @@ from ._validation import (
 if TYPE_CHECKING:
     from sklearn.utils import Bunch
 
-# NaN in X is a missing value in fit and predict (infinity stays an error in both).
-ALLOW_NAN = True
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
 # Classes the exact and random splitters can sweep: their presorted class codes are at most
 # uint16 (uint8 up to 256 classes).
@@ -506,76 +502,19 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             from_values=self.categories_from_values_,
         )
 
-    def _categorical_tree_args(self) -> tuple[np.ndarray, ...]:
-        """Return the tree's arrays as the categorical traversal kernels take them."""
-        tree = self.tree_
+    def _categorical_column_mask(self) -> np.ndarray | None:
+        """Return uint8 per feature, 1 for the categorical columns; None when there are none."""
         columns = self._categorical_columns()
-        mask = (
-            columns.mask(tree.n_features)
-            if columns is not None
-            else np.zeros(tree.n_features, dtype=np.uint8)
-        )
-        return (
-            tree.feature, tree.threshold, tree.left, tree.missing_left, tree.categorical_set,
-            tree.category_bits, mask,
-        )  # fmt: skip
-
-    def _uses_categorical_kernels(self) -> bool:
-        return self._categorical_columns() is not None or self.tree_.has_categorical_splits
-
-    def _route_categorical(self, X: np.ndarray, payload: np.ndarray, threads: int) -> np.ndarray:
-        """:meth:`_route` for trees with subset splits or estimators with categorical columns."""
-        args = self._categorical_tree_args()
-        out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
-        rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
-        with numba_threads(threads):
-            for start, stop, block in _blocks.iter_float32_blocks(X, rows):
-                found = _predict_categorical.route_rows_categorical(
-                    block, *args, payload, out[start:stop]
-                )
-                _raise_for_unroutable(found)
-        return out
+        return None if columns is None else columns.mask(self.tree_.n_features)
 
     def _route(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
-        """Return ``payload[leaf]`` for the leaf each row of a validated X reaches.
+        """Return ``payload[leaf]`` for each row of a validated X, on ``n_jobs`` threads.
 
-        ``payload`` is int64 of shape (node_count,) or (node_count, width) (float64 values
-        travel as their int64 bit patterns); the result has shape (n_samples,) or
-        (n_samples, width) accordingly.
-
-        Small inputs go straight to the serial kernel (no thread switching, at most one
-        small copy); anything else is routed in blocks of about 16 MB, each converted to
-        float32 on its own, in parallel when ``n_jobs`` allows and the block is large.
+        See :func:`dtjit._routing.route`.
         """
-        flat = payload.ndim == 1
-        payload = payload.reshape(len(payload), -1)  # a view: payloads are contiguous
         # Checked here even when a small X runs serially: set_params after fit is unvalidated.
         threads = resolve_n_jobs(self.n_jobs)
-        if self._uses_categorical_kernels():
-            out = self._route_categorical(X, payload, threads)
-            return out.reshape(-1) if flat else out
-        packed = self.tree_.packed_nodes()
-        out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
-        if X.size < PARALLEL_MIN_WORK:
-            found = _predict.route_rows_serial(
-                _blocks.float32_block(X), *packed, payload, out, ALLOW_NAN
-            )
-            _raise_for_unroutable(found)
-            return out.reshape(-1) if flat else out
-        if _blocks.is_kernel_ready(X) and not _blocks.is_memory_mapped(X):
-            rows = X.shape[0]  # already in memory in the kernels' layout: one call
-        else:
-            rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
-        with numba_threads(threads) as n_threads:
-            for start, stop, block in _blocks.iter_float32_blocks(X, rows):
-                kernel = (
-                    _predict.route_rows_parallel
-                    if n_threads > 1 and block.size >= PARALLEL_MIN_WORK
-                    else _predict.route_rows_serial
-                )
-                found = kernel(block, *packed, payload, out[start:stop], ALLOW_NAN)
-                _raise_for_unroutable(found)
-        return out.reshape(-1) if flat else out
+        return _routing.route(self.tree_, X, payload, threads, self._categorical_column_mask())
 
     def apply(self, X: Any, check_input: bool = True) -> np.ndarray:
         """Return the index of the leaf each sample ends up in.
@@ -614,31 +553,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             Entry ``(i, j)`` is 1 iff sample ``i`` passes through node ``j``.
         """
         X = self._validate_X_predict(X)
-        tree = self.tree_
-        depth_bound = tree.max_depth + 1
-        blocks = []
-        rows = _blocks.block_rows(X.shape[1] + depth_bound, _predict.ROWS_PER_TASK)
-        for _, _, block in _blocks.iter_float32_blocks(X, rows):
-            indptr = np.empty(block.shape[0] + 1, dtype=np.int64)
-            indices = np.empty(block.shape[0] * depth_bound, dtype=np.int64)
-            if self._uses_categorical_kernels():
-                found, nnz = _predict_categorical.decision_path_categorical(
-                    block, *self._categorical_tree_args(), depth_bound, indptr, indices
-                )
-            else:
-                found, nnz = _predict.decision_path_rows(
-                    block, *tree.packed_nodes(), depth_bound, indptr, indices
-                )
-            _raise_for_unroutable(found)
-            data = np.ones(nnz, dtype=np.int64)
-            blocks.append(
-                sparse.csr_matrix(
-                    (data, indices[:nnz], indptr), shape=(block.shape[0], tree.node_count)
-                )
-            )
-        if not blocks:
-            return sparse.csr_matrix((0, tree.node_count), dtype=np.int64)
-        return sparse.vstack(blocks, format="csr")
+        return _routing.decision_path(self.tree_, X, self._categorical_column_mask())
 
     # -- inspection ----------------------------------------------------------------------------
     def get_depth(self) -> int:
@@ -664,21 +579,13 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = ALLOW_NAN
+        tags.input_tags.allow_nan = _routing.ALLOW_NAN
         tags.target_tags.multi_output = self._supports_multi_output()
         return tags
 
     def _html_repr(self) -> str:
         # scikit-learn's Jupyter hook (_repr_html_ and _repr_mimebundle_ both call it).
         return _display.estimator_html(self)
-
-
-def _raise_for_unroutable(found: int) -> None:
-    """Raise the error scikit-learn gives for X holding values the traversal cannot route."""
-    if found == _predict.ROWS_HAVE_INF:
-        raise ValueError("Input X contains infinity or a value too large for dtype('float32').")
-    if found == _predict.ROWS_HAVE_NAN and not ALLOW_NAN:
-        raise ValueError("Input X contains NaN.")
 
 
 def _encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

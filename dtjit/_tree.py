@@ -106,7 +106,8 @@ class Tree:
     The scikit-learn names are available too (``children_left``, ``children_right``,
     ``missing_go_to_left``, ``node_count``, ``max_depth``, ``n_leaves``, ``n_outputs``,
     ``n_classes``, ``max_n_classes``, ``n_features``), so ``sklearn.tree.export_text`` and
-    ``sklearn.tree.plot_tree`` read a dtjit estimator unchanged.
+    ``sklearn.tree.plot_tree`` read a dtjit estimator unchanged, as are its float32-only
+    methods ``apply``, ``predict``, ``decision_path`` and ``compute_feature_importances``.
 
     Parameters
     ----------
@@ -258,6 +259,79 @@ class Tree:
             if total > 0.0:
                 importances /= total
         return importances
+
+    # scikit-learn's low-level Tree methods ---------------------------------------------------
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Return the leaf each row of ``X`` reaches, as scikit-learn's ``Tree.apply``.
+
+        Parameters
+        ----------
+        X : ndarray of float32, shape (n_samples, n_features)
+            Float32 only, like scikit-learn's low-level tree (the estimators' ``apply``
+            converts any input). NaN follows each split's ``missing_left``; the columns of
+            categorical splits hold category codes.
+
+        Returns
+        -------
+        ndarray of intp, shape (n_samples,)
+            Leaf ids.
+        """
+        from . import _routing
+
+        rows = self._checked_rows(X)
+        return _routing.route(self, rows, self.node_ids(), 1).astype(np.intp, copy=False)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Return the ``value`` of the leaf each row reaches, as scikit-learn's ``Tree.predict``.
+
+        Parameters
+        ----------
+        X : ndarray of float32, shape (n_samples, n_features)
+            As for :meth:`apply`.
+
+        Returns
+        -------
+        ndarray of float64
+            Shape (n_samples, max_n_classes) for one output, else (n_samples, n_outputs,
+            max_n_classes): class fractions, or the mean target (``max_n_classes == 1``).
+        """
+        out = self.value.take(self.apply(X), axis=0)
+        return out.reshape(out.shape[0], self.max_n_classes) if self.n_outputs == 1 else out
+
+    def decision_path(self, X: np.ndarray) -> Any:
+        """Return the nodes each row visits, as scikit-learn's ``Tree.decision_path``.
+
+        Parameters
+        ----------
+        X : ndarray of float32, shape (n_samples, n_features)
+            As for :meth:`apply`.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n_samples, node_count)
+            Entry ``(i, j)`` is 1 iff row ``i`` passes through node ``j``.
+        """
+        from . import _routing
+
+        return _routing.decision_path(self, self._checked_rows(X))
+
+    def _checked_rows(self, X: Any) -> np.ndarray:
+        """Refuse what scikit-learn's ``Tree`` refuses, and rows of another width.
+
+        The compiled traversal reads ``X[i, feature[node]]`` unchecked, so the width is
+        checked here (scikit-learn's Tree reads past a narrower row).
+        """
+        if hasattr(X, "tocsr"):
+            raise TypeError("A sparse X is not supported; pass a dense float32 ndarray.")
+        if not isinstance(X, np.ndarray):
+            raise ValueError(f"X should be in np.ndarray format, got {type(X)}")
+        if X.dtype != np.float32:
+            raise ValueError(f"X.dtype should be np.float32, got {X.dtype}")
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X has shape {X.shape}; this tree takes rows of {self.n_features} features."
+            )
+        return X
 
     def _derive(self, name: str, build: Any) -> Any:
         if name not in self._derived:

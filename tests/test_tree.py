@@ -125,6 +125,54 @@ def test_tree_speaks_sklearn_vocabulary(fitted):
     )
 
 
+def test_tree_methods_are_sklearns(fitted):
+    """apply / predict / decision_path of the low-level tree, on float32 rows."""
+    est, X, y, weight = fitted
+    tree = est.tree_
+    rows = X.astype(np.float32)
+    rows[::7, 0] = np.nan  # NaN follows missing_left
+    leaves = tree.apply(rows)
+    assert leaves.dtype == np.intp
+    np.testing.assert_array_equal(leaves, est.apply(rows))
+    expected = tree.value[leaves].reshape(len(rows), tree.max_n_classes)
+    np.testing.assert_array_equal(tree.predict(rows), expected)
+    assert (tree.decision_path(rows) != est.decision_path(rows)).nnz == 0
+    # The same shapes and input errors as scikit-learn's Tree.
+    sk = sklearn_tree.DecisionTreeRegressor if tree.max_n_classes == 1 else None
+    sk = (sk or sklearn_tree.DecisionTreeClassifier)(max_depth=3).fit(X, y).tree_
+    assert tree.predict(rows).shape == sk.predict(rows).shape
+    assert tree.decision_path(rows).shape[0] == sk.decision_path(rows).shape[0]
+    for bad in (rows.astype(np.float64), rows.tolist()):
+        with pytest.raises(ValueError) as theirs:
+            sk.apply(bad)
+        with pytest.raises(ValueError) as ours:
+            tree.apply(bad)
+        assert str(ours.value) == str(theirs.value)
+    # Checked where scikit-learn reads past the row: the kernels index X unchecked.
+    with pytest.raises(ValueError, match="rows of 30 features|rows of 29 features"):
+        tree.apply(rows[:, :-1])
+    with pytest.raises(TypeError, match="sparse"):
+        from scipy import sparse
+
+        tree.apply(sparse.csr_matrix(np.nan_to_num(rows)))
+
+
+def test_tree_methods_on_categorical_and_multi_output_trees():
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.integers(0, 6, 400), rng.random(400)].astype(np.float32)
+    y = np.c_[np.isin(X[:, 0], [1, 4]) ^ (X[:, 1] > 0.7), X[:, 1] > 0.3].astype(int)
+    categorical = DecisionTreeClassifier(categorical_features=[0]).fit(X, y[:, 0])
+    assert categorical.tree_.has_categorical_splits
+    multi = DecisionTreeClassifier(max_depth=4).fit(X, y)
+    for est in (categorical, multi):
+        tree = est.tree_
+        np.testing.assert_array_equal(tree.apply(X), est.apply(X))
+        assert (tree.decision_path(X) != est.decision_path(X)).nnz == 0
+    predicted = multi.tree_.predict(X)
+    assert predicted.shape == (400, 2, 2)
+    np.testing.assert_array_equal(predicted.argmax(axis=2), multi.predict(X))
+
+
 def test_single_leaf_tree_is_valid():
     tree = Tree(
         n_features=2,

@@ -1,0 +1,127 @@
+"""Rows to leaves: the Python side of batch prediction, shared by the estimators and ``Tree``.
+
+The compiled traversals live in ``_predict`` (numeric splits, packed nodes) and
+``_predict_categorical`` (trees with subset splits, or estimators with categorical columns);
+this module picks one, feeds it X in float32 blocks and turns its scan result into
+scikit-learn's errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from . import _blocks, _predict, _predict_categorical
+from ._jit import PARALLEL_MIN_WORK, numba_threads
+from ._tree import Tree
+
+# NaN in X is a missing value in fit and predict (infinity stays an error in both).
+ALLOW_NAN = True
+
+
+def raise_for_unroutable(found: int) -> None:
+    """Raise the error scikit-learn gives for X holding values the traversal cannot route."""
+    if found == _predict.ROWS_HAVE_INF:
+        raise ValueError("Input X contains infinity or a value too large for dtype('float32').")
+    if found == _predict.ROWS_HAVE_NAN and not ALLOW_NAN:
+        raise ValueError("Input X contains NaN.")
+
+
+def _categorical_args(tree: Tree, categorical_column: np.ndarray | None) -> tuple | None:
+    """Return the categorical kernels' tree arguments, or None for the packed kernels.
+
+    ``categorical_column`` (uint8 per feature) marks the columns whose NaN is a missing
+    category; None when the model has no categorical columns.
+    """
+    if categorical_column is None and not tree.has_categorical_splits:
+        return None
+    if categorical_column is None:
+        categorical_column = np.zeros(tree.n_features, dtype=np.uint8)
+    return (
+        tree.feature, tree.threshold, tree.left, tree.missing_left, tree.categorical_set,
+        tree.category_bits, categorical_column,
+    )  # fmt: skip
+
+
+def route(
+    tree: Tree,
+    X: np.ndarray,
+    payload: np.ndarray,
+    n_threads: int,
+    categorical_column: np.ndarray | None = None,
+) -> np.ndarray:
+    """Return ``payload[leaf]`` for the leaf each row of a validated X reaches.
+
+    ``payload`` is int64 of shape (node_count,) or (node_count, width) (float64 values
+    travel as their int64 bit patterns); the result has shape (n_samples,) or
+    (n_samples, width) accordingly.
+
+    Small inputs go straight to the serial kernel (no thread switching, at most one
+    small copy); anything else is routed in blocks of about 16 MB, each converted to
+    float32 on its own, in parallel on ``n_threads`` when the block is large.
+    """
+    flat = payload.ndim == 1
+    payload = payload.reshape(len(payload), -1)  # a view: payloads are contiguous
+    out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
+    categorical = _categorical_args(tree, categorical_column)
+    if categorical is not None:
+        rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
+        with numba_threads(n_threads):
+            for start, stop, block in _blocks.iter_float32_blocks(X, rows):
+                found = _predict_categorical.route_rows_categorical(
+                    block, *categorical, payload, out[start:stop]
+                )
+                raise_for_unroutable(found)
+        return out.reshape(-1) if flat else out
+    packed = tree.packed_nodes()
+    if X.size < PARALLEL_MIN_WORK:
+        found = _predict.route_rows_serial(
+            _blocks.float32_block(X), *packed, payload, out, ALLOW_NAN
+        )
+        raise_for_unroutable(found)
+        return out.reshape(-1) if flat else out
+    if _blocks.is_kernel_ready(X) and not _blocks.is_memory_mapped(X):
+        rows = X.shape[0]  # already in memory in the kernels' layout: one call
+    else:
+        rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
+    with numba_threads(n_threads) as threads:
+        for start, stop, block in _blocks.iter_float32_blocks(X, rows):
+            kernel = (
+                _predict.route_rows_parallel
+                if threads > 1 and block.size >= PARALLEL_MIN_WORK
+                else _predict.route_rows_serial
+            )
+            found = kernel(block, *packed, payload, out[start:stop], ALLOW_NAN)
+            raise_for_unroutable(found)
+    return out.reshape(-1) if flat else out
+
+
+def decision_path(
+    tree: Tree, X: np.ndarray, categorical_column: np.ndarray | None = None
+) -> sparse.csr_matrix:
+    """Return the nodes each row of a validated X visits, as a CSR indicator matrix."""
+    depth_bound = tree.max_depth + 1
+    categorical = _categorical_args(tree, categorical_column)
+    blocks = []
+    rows = _blocks.block_rows(X.shape[1] + depth_bound, _predict.ROWS_PER_TASK)
+    for _, _, block in _blocks.iter_float32_blocks(X, rows):
+        indptr = np.empty(block.shape[0] + 1, dtype=np.int64)
+        indices = np.empty(block.shape[0] * depth_bound, dtype=np.int64)
+        if categorical is not None:
+            found, nnz = _predict_categorical.decision_path_categorical(
+                block, *categorical, depth_bound, indptr, indices
+            )
+        else:
+            found, nnz = _predict.decision_path_rows(
+                block, *tree.packed_nodes(), depth_bound, indptr, indices
+            )
+        raise_for_unroutable(found)
+        data = np.ones(nnz, dtype=np.int64)
+        blocks.append(
+            sparse.csr_matrix(
+                (data, indices[:nnz], indptr), shape=(block.shape[0], tree.node_count)
+            )
+        )
+    if not blocks:
+        return sparse.csr_matrix((0, tree.node_count), dtype=np.int64)
+    return sparse.vstack(blocks, format="csr")

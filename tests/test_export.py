@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import json.scanner
 import re
 import shutil
 import subprocess
@@ -682,6 +683,97 @@ def test_to_dict_round_trips_and_matches_the_arrays(kind):
             assert node["threshold"] == tree.threshold[k]
             assert node["missing_go_to_left"] == bool(tree.missing_left[k])
     assert sorted(seen) == list(range(tree.node_count))
+
+
+@pytest.fixture(scope="module")
+def json_models(breast_cancer):
+    """(model, names) pairs: every kind of tree and node, and names that need escaping."""
+    X, y, names = breast_cancer
+    iris = load_iris(as_frame=True)
+    iris_clf = dtjit.DecisionTreeClassifier().fit(
+        iris.data, iris.target.map(dict(enumerate(iris.target_names)))
+    )
+    odd_names = {
+        "feature_names": ['a "quoted" name', "back\\slash", "tab\tnew\nline", "é ü 漢 😀"],
+        "class_names": ["<set>osa", "", "\x00"],
+    }
+    codes = np.random.RandomState(0).randint(0, 6, 400).astype(float)
+    codes[:40] = np.nan
+    subset = dtjit.DecisionTreeClassifier(categorical_features=[0])
+    subset.fit(codes[:, None], np.isin(codes, [0, 3]))  # classes False, True
+    assert "categories_left" in dtjit.to_dict(subset)["tree"]  # a subset split at the root
+    return [
+        (dtjit.DecisionTreeClassifier(random_state=0).fit(X, y), {"feature_names": names}),
+        (iris_clf, {}),
+        (iris_clf, odd_names),
+        (iris_clf.tree_, {}),
+        (dtjit.DecisionTreeRegressor(min_samples_leaf=3).fit(*load_diabetes(return_X_y=True)), {}),
+        (subset, {}),
+    ]
+
+
+@pytest.mark.parametrize("indent", [None, 0, 2])
+def test_to_json_is_json_dumps_of_to_dict(json_models, indent):
+    """Byte for byte: separators, indentation, numbers, escapes."""
+    for model, names in json_models:
+        tree = dtjit.to_dict(model, **names)
+        expected = json.dumps(tree, indent=indent)
+        assert dtjit.to_json(model, **names, indent=indent) == expected
+        # Shallow trees without indent go to json.dumps itself: the iterative writer too.
+        assert dtjit.export._dumps(tree, indent) == expected
+
+
+@pytest.mark.parametrize("indent", [None, 0, 2, "\t"])
+def test_iterative_json_matches_json_dumps(indent):
+    """What trees never hold: keys that are not strings, tuples, empty containers, plain items
+    between nested ones, and a root with nothing nested."""
+    odd = {
+        "": [[], {}, [[1, 2.5, -0.0, float("nan")]], ("t", ['é\n"\\'])],
+        1: {True: [None, {"x": {}}], 2.5: 3},
+        None: [{"x": {}}, 4, 5, [[6]], "😀"],
+    }
+    for obj in (odd, [odd, 7, (odd,)], {"k": [1, 2]}, [], "s", 7):
+        assert dtjit.export._dumps(obj, indent) == json.dumps(obj, indent=indent)
+
+
+def loads_deep(text, depth):
+    """json.loads for a tree `depth` levels deep, on every Python version.
+
+    json.loads parses in C, and from Python 3.12 its recursion limit ignores
+    sys.setrecursionlimit; json's pure-Python scanner obeys it (four frames per tree level).
+    """
+    decoder = json.JSONDecoder()
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 5 * depth)
+    try:
+        return decoder.decode(text)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def without(d, key):
+    """The items of d but one, in order."""
+    return [item for item in d.items() if item[0] != key]
+
+
+def test_to_json_writes_a_chain_of_any_depth():
+    """Each split peels one row off: a chain 2,999 levels deep. json.dumps of to_dict raises
+    RecursionError past about 490."""
+    n = 3000
+    X = np.arange(n, dtype=np.float32).reshape(-1, 1)
+    est = dtjit.DecisionTreeClassifier().fit(X, np.arange(n) % 2)
+    assert est.get_depth() == n - 1 and est.tree_.node_count == 2 * n - 1
+    expected = dtjit.to_dict(est)
+    parsed = loads_deep(dtjit.to_json(est), n)
+    assert without(parsed, "tree") == without(expected, "tree")
+    # Node by node, walking both without recursion (== on the nested dicts would recurse).
+    pairs = list(zip(walk(parsed["tree"]), walk(expected["tree"]), strict=True))
+    assert len(pairs) == 2 * n - 1
+    for ours, theirs in pairs:
+        assert without(ours, "children") == without(theirs, "children")
+        assert len(ours["children"]) == len(theirs["children"])
+    assert max(ours["depth"] for ours, _ in pairs) == n - 1
 
 
 # -- play tennis: every export on the textbook data -------------------------------------------

@@ -345,6 +345,28 @@ def test_validation_errors_equal_brute_force(cancer_split):
     assert sel.estimator.ccp_alpha == sel.ccp_alpha
 
 
+@pytest.mark.parametrize("entries", [1, 37, 1 << 22])
+def test_validation_losses_in_chunks_of_rows(cancer_split, monkeypatch, entries):
+    """The decision paths are read a chunk of rows at a time (at most ``_PATH_ENTRIES``
+    entries): 1 entry is one row per chunk. Errors, choices and pruned trees stay the same."""
+    X_train, X_val, y_train, y_val = cancer_split
+    grown = dtjit.DecisionTreeClassifier(random_state=0).fit(X_train, y_train)
+    weight = np.random.default_rng(3).uniform(0.5, 2.0, len(y_val))
+    expected = pruning._node_losses(grown, X_val, y_val, weight)
+    monkeypatch.setattr(pruning, "_PATH_ENTRIES", entries)
+    got = pruning._node_losses(grown, X_val, y_val, weight)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    sel = dtjit.select_ccp_alpha(
+        dtjit.DecisionTreeClassifier(random_state=0), X_train, y_train, X_val=X_val, y_val=y_val
+    )
+    np.testing.assert_allclose(
+        sel.errors, _brute_force_errors(grown, sel.ccp_alphas, X_val, y_val), rtol=1e-12
+    )
+    pruned = dtjit.reduced_error_prune(grown, X_val, y_val)
+    assert pruned.score(X_val, y_val) >= grown.score(X_val, y_val)
+
+
 def test_validation_regression_with_weights():
     X, y = load_diabetes(return_X_y=True)
     rng = np.random.default_rng(1)

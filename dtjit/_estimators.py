@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from math import ceil
 from typing import TYPE_CHECKING, Any
 
@@ -66,8 +67,8 @@ MAX_SORTED_CODES = 1 << 16
 CATEGORICAL_CRITERIA = frozenset(
     {"gini", "entropy", "log_loss", "gain_ratio", "squared_error", "poisson"}
 )
-# Criteria with a multi-output form (dtjit._multioutput), as in scikit-learn less poisson,
-# absolute_error and friedman_mse.
+# Criteria with a multi-output form (dtjit._multioutput), as in scikit-learn less poisson and
+# absolute_error.
 MULTI_OUTPUT_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
 
 
@@ -475,13 +476,13 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         if columns is not None:
             raw_X = X
             names = getattr(self, "feature_names_in_", None)
-            mapped_X = _category_encoding.map_values_predict(X, columns, names)
-            X = validate_predict_data(self, mapped_X)
-            # Codes beyond the known ones are unseen categories (routed with NaN); only
-            # values that cannot be codes are errors.
-            _category_encoding.check_codes(
-                X, columns.features, raw_X, limit=np.inf, unconverted=mapped_X
+            X = validate_predict_data(
+                self, _category_encoding.map_values_predict(X, columns, names)
             )
+            # Codes beyond the known ones are unseen categories (routed with NaN); only
+            # values that cannot be codes are errors. X keeps the input's dtype here (it is
+            # converted to float32 block by block), so the codes are checked as given.
+            _category_encoding.check_codes(X, columns.features, raw_X, limit=np.inf)
         else:
             X = validate_predict_data(self, X)
         if self.tree_.n_features != X.shape[1]:
@@ -1055,7 +1056,8 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
         chosen. ``"absolute_error"``: the mean absolute deviation from the weighted median,
         leaf value the weighted median; O(n log n) per node and feature (Fenwick-tree
         sweep, twice when the node has NaN in the feature); exact and random splitters
-        only. Every criterion accepts NaN in X (see Notes).
+        only. Every criterion accepts NaN in X (see Notes). ``"friedman_mse"``, deprecated
+        in scikit-learn 1.9, is mapped to ``"squared_error"`` with its FutureWarning.
     splitter : {"best", "random", "hist"}, default="best"
         Exact search over every threshold, one random threshold per candidate feature
         (scikit-learn's random splitter), or histogram search over at most ``max_bins``
@@ -1187,6 +1189,17 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
         max_bins: int = 255,
         categorical_features: Any = None,
     ) -> None:
+        if isinstance(criterion, str) and criterion == "friedman_mse":
+            # As scikit-learn 1.9 does, in its constructor only (set_params refuses it).
+            criterion = "squared_error"
+            warnings.warn(
+                'Value `"friedman_mse"` for `criterion` is deprecated and will be '
+                'removed in 1.11. It maps to `"squared_error"` as both '
+                'were always equivalent. Use `criterion="squared_error"` '
+                "to remove this warning.",
+                FutureWarning,
+                stacklevel=2,
+            )
         self.criterion = criterion
         self.splitter = splitter
         self.max_depth = max_depth

@@ -1002,6 +1002,24 @@ def test_mdlp_integer_parameters_beyond_int64(iris_data):
     )
 
 
+def test_friedman_mse_maps_to_squared_error_as_in_sklearn(diabetes_data):
+    """scikit-learn 1.9 maps the deprecated name in its constructor, with a FutureWarning;
+    set_params refuses it."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = diabetes_data
+    with pytest.warns(FutureWarning) as ours:
+        est = DecisionTreeRegressor(criterion="friedman_mse", max_depth=4)
+    with pytest.warns(FutureWarning) as theirs:
+        sklearn_tree.DecisionTreeRegressor(criterion="friedman_mse")
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+    assert est.criterion == "squared_error"
+    plain = DecisionTreeRegressor(max_depth=4).fit(X, y)
+    np.testing.assert_array_equal(est.fit(X, y).predict(X), plain.predict(X))
+    with pytest.raises(InvalidParameterError, match="'criterion' parameter"):
+        DecisionTreeRegressor().set_params(criterion="friedman_mse").fit(X, y)
+
+
 def test_predict_refuses_values_too_large_for_float32(iris_data):
     X, y = iris_data
     est = DecisionTreeClassifier().fit(X, y)

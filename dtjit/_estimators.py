@@ -346,7 +346,10 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 -1, n_outputs, 1
             )
             with np.errstate(over="ignore"):
-                impurity = impurity / (target_scale * target_scale)
+                # Two divisions: the squared factor alone leaves float64's range for targets
+                # below 1e-154 (2**-530 squared), and its 0 or inf turned every impurity
+                # into 0 or a false "overflows".
+                impurity = impurity / target_scale / target_scale
             if not np.isfinite(impurity).all():
                 raise ValueError(
                     "The variance of y overflows float64 (|y| is near 1e154 or larger); "

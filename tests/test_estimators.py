@@ -8,6 +8,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numba
 import numpy as np
@@ -921,6 +922,17 @@ def test_huge_targets_fit_and_unrepresentable_variance_is_a_clear_error():
     tiny = DecisionTreeRegressor(max_depth=3).fit(X, base * 1e-310)
     np.testing.assert_array_equal(tiny.tree_.feature, small.tree_.feature)
     np.testing.assert_allclose(tiny.predict(X), small.predict(X) * 1e-310, rtol=1e-6)
+    # Below 1e-154 the variance is subnormal: the impurities keep it (the squared scale
+    # factor underflowed to 0 and every impurity, and so every importance, was 0).
+    small_y = DecisionTreeRegressor(max_depth=3).fit(X, base * 1e-160)
+    np.testing.assert_array_equal(small_y.tree_.feature, small.tree_.feature)
+    assert (small_y.tree_.impurity[small_y.tree_.impurity > 0] < 1e-300).all()
+    assert small_y.tree_.impurity[0] > 0
+    np.testing.assert_allclose(small_y.feature_importances_, small.feature_importances_, atol=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the refusal comes without RuntimeWarnings
+        with pytest.raises(ValueError, match="variance of y overflows"):
+            DecisionTreeRegressor().fit(X, base * 1e200)
 
 
 @pytest.mark.parametrize("bad", [-0.5, np.nan, np.inf])

@@ -437,7 +437,8 @@ def walk_phase(
     the dependency chain. Lanes past ``n_active`` repeat the last offset, so every group
     runs the same straight-line code; they store the same slot as the real lane and are
     not listed again. Compacting in place is safe: the offset written at position
-    ``kept <= j + k`` has already been read.
+    ``kept <= j + k`` has already been read. ``kept`` reaches ``n_active`` when every row
+    walks on, so ``active`` needs one slot past ``n_active``.
 
     A kernel of its own, not inlined: it is called once per phase, and inlining its three
     uses into the block kernel took 36 s to compile (6.6 s as a separate kernel, with one
@@ -585,7 +586,10 @@ def walk_rows(
     walk) was 1.2-1.4x slower on a 10-class ``predict_proba``.
     """
     n = stop - start
-    active = np.empty(n, dtype=np.int64)
+    # One slot more than rows: walk_phase's branch-free compaction always writes
+    # active[kept], and kept reaches n when every row of the block walks on (it wrote one
+    # slot past the array: a heap write on any tree deeper than its first phase).
+    active = np.empty(n + 1, dtype=np.int64)
     node_of = np.empty(n, dtype=np.int64)
     # A single phase adds up to the tree's depth: it takes every row to its leaf.
     single = phases.shape[0] == 1

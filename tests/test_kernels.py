@@ -91,6 +91,13 @@ LANE_SCRIPT = textwrap.dedent(
     for splitter in ("best", "random"):  # absolute_error has no histogram search
         model = R(splitter=splitter, criterion="absolute_error", max_depth=4, random_state=0)
         fits.append((model.fit(Xn, yr, w), Xn))
+    # A chain 100 levels deep: predict walks it in several phases, compacting the rows
+    # still walking between them. When all of them walk on, the compaction wrote one slot
+    # past its array: routed here, the rows whose leaves are the deepest.
+    Xc = np.arange(101, dtype=np.float32).reshape(-1, 1)
+    chain = C().fit(Xc, np.arange(101) % 2)
+    leaf_depth = chain.tree_.node_depth[chain.apply(Xc)]
+    fits.append((chain, Xc[leaf_depth >= leaf_depth.max() - 4]))
     out = []
     for est, X_fit in fits:
         arrays = {k: v.tolist() for k, v in est.tree_.to_arrays().items()}

@@ -42,7 +42,7 @@ from ._jit import (
 from ._sklearn_link import register_with_sklearn_tree
 from ._tree import Tree
 from ._validation import (
-    check_class_weights,
+    check_class_weight_values,
     check_classification_targets,
     check_fitted,
     check_random_state,
@@ -172,9 +172,10 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, n_samples, X)
         if is_classifier and self.class_weight is not None:
+            check_class_weight_values(self.class_weight)
             expanded = class_sample_weight(self.class_weight, y)
-            check_class_weights(expanded, y)
-            sample_weight = expanded if sample_weight is None else sample_weight * expanded
+            with np.errstate(over="ignore"):  # an overflowing product is refused below
+                sample_weight = expanded if sample_weight is None else sample_weight * expanded
         if sample_weight is None:
             sample_weight = np.ones(n_samples, dtype=np.float64)
             min_weight_leaf = self.min_weight_fraction_leaf * n_samples

@@ -106,8 +106,9 @@ class Tree:
     The scikit-learn names are available too (``children_left``, ``children_right``,
     ``missing_go_to_left``, ``node_count``, ``max_depth``, ``n_leaves``, ``n_outputs``,
     ``n_classes``, ``max_n_classes``, ``n_features``), so ``sklearn.tree.export_text`` and
-    ``sklearn.tree.plot_tree`` read a dtjit estimator unchanged, as are its float32-only
-    methods ``apply``, ``predict``, ``decision_path`` and ``compute_feature_importances``.
+    ``sklearn.tree.plot_tree`` read a dtjit estimator unchanged; so are its methods
+    ``compute_feature_importances`` and, on float32 rows, ``apply``, ``predict`` and
+    ``decision_path``.
 
     Parameters
     ----------
@@ -266,10 +267,13 @@ class Tree:
 
         Parameters
         ----------
-        X : ndarray of float32, shape (n_samples, n_features)
+        X : ndarray of float32, shape (n_samples, n_features or more)
             Float32 only, like scikit-learn's low-level tree (the estimators' ``apply``
-            converts any input). NaN follows each split's ``missing_left``; the columns of
-            categorical splits hold category codes.
+            converts any input); columns past ``n_features`` are ignored, as there. NaN
+            follows each split's ``missing_left``; the columns of categorical splits hold
+            category codes, unchecked (the estimators refuse non-integer and negative
+            codes; here they route as their integer part would). Unlike scikit-learn's
+            tree, infinity is refused (as by the estimators) and so is sparse X.
 
         Returns
         -------
@@ -316,10 +320,11 @@ class Tree:
         return _routing.decision_path(self, self._checked_rows(X))
 
     def _checked_rows(self, X: Any) -> np.ndarray:
-        """Refuse what scikit-learn's ``Tree`` refuses, and rows of another width.
+        """Return X's first ``n_features`` columns; refuse what scikit-learn's ``Tree`` does.
 
-        The compiled traversal reads ``X[i, feature[node]]`` unchecked, so the width is
-        checked here (scikit-learn's Tree reads past a narrower row).
+        The compiled traversal reads ``X[i, feature[node]]`` unchecked, so a narrower X is
+        refused here (scikit-learn's Tree reads past its rows), as is sparse X (refused by
+        every dtjit method).
         """
         if hasattr(X, "tocsr"):
             raise TypeError("A sparse X is not supported; pass a dense float32 ndarray.")
@@ -327,11 +332,13 @@ class Tree:
             raise ValueError(f"X should be in np.ndarray format, got {type(X)}")
         if X.dtype != np.float32:
             raise ValueError(f"X.dtype should be np.float32, got {X.dtype}")
-        if X.ndim != 2 or X.shape[1] != self.n_features:
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
+        if X.shape[1] < self.n_features:
             raise ValueError(
-                f"X has shape {X.shape}; this tree takes rows of {self.n_features} features."
+                f"X has {X.shape[1]} columns; this tree reads {self.n_features} features."
             )
-        return X
+        return X[:, : self.n_features]
 
     def _derive(self, name: str, build: Any) -> Any:
         if name not in self._derived:

@@ -208,20 +208,30 @@ def kernel_count(value: numbers.Integral, cap: int = COUNT_CAP) -> int:
     return min(int(value), cap)
 
 
-def check_class_weights(weights: np.ndarray, y: np.ndarray) -> None:
-    """Raise ``ValueError`` unless every per-sample class weight is finite and non-negative.
+def check_class_weight_values(class_weight: Any) -> None:
+    """Raise ``ValueError`` unless every weight a ``class_weight`` dict gives is finite and >= 0.
 
     ``sample_weight`` gets the same check from ``check_sample_weight``; a negative class
-    weight would fit negative probabilities and an infinite one overflow every sum.
+    weight would fit negative probabilities and an infinite one overflow every sum. A list
+    (one dict per output) is checked output by output, before the outputs' weights are
+    multiplied (two negative weights would multiply to a positive one). Values that are not
+    numbers are left to scikit-learn's ``compute_sample_weight``.
     """
-    bad = ~np.isfinite(weights) | (weights < 0)
-    if bad.any():
-        row = int(np.argmax(bad))
-        label = np.asarray(y)[row].tolist()
-        raise ValueError(
-            f"class_weight must be finite and non-negative; the class {label!r} of y gets "
-            f"the weight {float(weights[row])!r}."
-        )
+    per_output = class_weight if isinstance(class_weight, list) else [class_weight]
+    for k, weights in enumerate(per_output):
+        if not isinstance(weights, dict):
+            continue
+        for label, weight in weights.items():
+            if isinstance(weight, numbers.Real) and not (np.isfinite(weight) and weight >= 0):
+                where = (
+                    f"output {k} gives class {label!r}"
+                    if len(per_output) > 1
+                    else (f"class {label!r} gets")
+                )
+                raise ValueError(
+                    f"class_weight must be finite and non-negative; {where} the weight "
+                    f"{float(weight)!r}."
+                )
 
 
 def check_random_state(seed: Any) -> np.random.RandomState:

@@ -939,10 +939,12 @@ def test_huge_targets_fit_and_unrepresentable_variance_is_a_clear_error():
 def test_class_weight_is_checked_like_sample_weight(breast_cancer_data, bad):
     """Negative class weights fitted negative probabilities; NaN and inf failed obscurely."""
     X, y = breast_cancer_data
-    with pytest.raises(
-        ValueError, match=r"class_weight must be finite and non-negative; the class 0 "
-    ):
+    with pytest.raises(ValueError, match=r"non-negative; class 0 gets the weight"):
         DecisionTreeClassifier(class_weight={0: bad, 1: 1.0}).fit(X, y)
+    # Output by output, before the product (two negative weights multiply into a positive).
+    Y = np.c_[y, y]
+    with pytest.raises(ValueError, match=r"non-negative; output 1 gives class 1 the weight"):
+        DecisionTreeClassifier(class_weight=[{0: 1.0, 1: 2.0}, {0: 1.0, 1: bad}]).fit(X, Y)
     # A weight of zero is allowed, as for sample_weight: the class's rows take no part.
     zero = DecisionTreeClassifier(class_weight={0: 0.0, 1: 1.0}).fit(X, y)
     assert zero.tree_.node_count == 1
@@ -957,8 +959,13 @@ def test_class_weight_is_checked_like_sample_weight(breast_cancer_data, bad):
 )
 def test_weights_summing_past_float64_are_a_clear_error(breast_cancer_data, kwargs, fit_kwargs):
     X, y = breast_cancer_data
-    with pytest.raises(ValueError, match="sum to more than float64 holds"):
-        DecisionTreeClassifier(**kwargs).fit(X, y, **fit_kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning from the overflowing product first
+        with pytest.raises(ValueError, match="sum to more than float64 holds"):
+            DecisionTreeClassifier(**kwargs).fit(X, y, **fit_kwargs)
+        with pytest.raises(ValueError, match="sum to more than float64 holds"):
+            weights = {"sample_weight": np.full(len(y), 1e200)}
+            DecisionTreeClassifier(class_weight={0: 1e200, 1: 1e200}).fit(X, y, **weights)
 
 
 @pytest.mark.parametrize("est_class", [DecisionTreeClassifier, DecisionTreeRegressor])

@@ -149,8 +149,13 @@ def test_tree_methods_are_sklearns(fitted):
             tree.apply(bad)
         assert str(ours.value) == str(theirs.value)
     # Checked where scikit-learn reads past the row: the kernels index X unchecked.
-    with pytest.raises(ValueError, match="rows of 30 features|rows of 29 features"):
+    with pytest.raises(ValueError, match=f"columns; this tree reads {X.shape[1]} features"):
         tree.apply(rows[:, :-1])
+    with pytest.raises(ValueError, match="must be 2-D"):
+        tree.apply(rows[0])
+    # Wider rows: the extra columns are ignored, as by scikit-learn's Tree.
+    wider = np.c_[rows, np.full(len(rows), np.nan, dtype=np.float32)]
+    np.testing.assert_array_equal(tree.apply(wider), leaves)
     with pytest.raises(TypeError, match="sparse"):
         from scipy import sparse
 

@@ -223,11 +223,10 @@ def check_class_weight_values(class_weight: Any) -> None:
             continue
         for label, weight in weights.items():
             if isinstance(weight, numbers.Real) and not (np.isfinite(weight) and weight >= 0):
-                where = (
-                    f"output {k} gives class {label!r}"
-                    if len(per_output) > 1
-                    else (f"class {label!r} gets")
-                )
+                if len(per_output) > 1:
+                    where = f"output {k} gives class {label!r}"
+                else:
+                    where = f"class {label!r} gets"
                 raise ValueError(
                     f"class_weight must be finite and non-negative; {where} the weight "
                     f"{float(weight)!r}."

@@ -497,7 +497,8 @@ def _node_losses(
         sample_weight, np.empty((n_rows, 1)), dtype=np.float64, ensure_non_negative=True
     )
     tree = model.tree_
-    if is_classifier(model):
+    classification = is_classifier(model)
+    if classification:
         classes = model.classes_
         code = np.searchsorted(classes, y)
         known = code < len(classes)
@@ -518,7 +519,7 @@ def _node_losses(
         paths = _routing.decision_path(tree, X[start:stop], mask)
         rows = start + np.repeat(np.arange(stop - start), np.diff(paths.indptr))
         nodes = paths.indices
-        if is_classifier(model):
+        if classification:
             loss = (target[rows] != node_target[nodes]).astype(np.float64)
             square = loss
         else:

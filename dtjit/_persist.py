@@ -9,6 +9,7 @@ import numpy as np
 
 from . import __version__
 from ._estimators import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
+from ._jit import resolve_n_jobs
 from ._tree import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -131,6 +132,7 @@ def _model_from(header: dict, arrays: dict[str, np.ndarray]) -> BaseDecisionTree
     try:
         model = cls(**params)
         model._validate_params()
+        resolve_n_jobs(model.n_jobs)  # n_jobs=0 passes the type check, and every predict fails
     except (TypeError, ValueError) as exc:
         raise TreeFormatError(f"Model file parameters do not fit {name}: {exc}") from exc
     tree = tree_from_arrays(header.get("n_features"), header.get("n_classes"), arrays)
@@ -183,12 +185,40 @@ def _restore_classes(
         if dtype == "object":
             classes = classes.astype(object)  # labels were Python strings at fit time
         per_output.append(classes)
+    _check_class_fractions(tree)
     if n_outputs == 1:
         model.classes_ = per_output[0]
         model.n_classes_ = int(per_output[0].shape[0])
     else:
         model.classes_ = per_output
         model.n_classes_ = np.array([len(c) for c in per_output], dtype=np.intp)
+
+
+# A classifier's value rows are class fractions; the estimator's own sum to 1 within 1e-13.
+FRACTION_SUM_TOLERANCE = 1e-9
+
+
+def _check_class_fractions(tree: Any) -> None:
+    """Check that each node's value row of each output holds class fractions.
+
+    Fractions are non-negative, sum to 1, and the padding columns of an output with fewer
+    classes than the widest one are 0: ``predict_proba`` returns these rows as they are.
+    """
+    value = tree.value
+    for output, n_classes in enumerate(tree.n_classes):
+        rows = value[:, output, :]
+        negative = np.flatnonzero((rows < 0).any(axis=1))
+        off = np.flatnonzero(np.abs(rows[:, :n_classes].sum(axis=1) - 1.0) > FRACTION_SUM_TOLERANCE)
+        padded = np.flatnonzero((rows[:, n_classes:] != 0).any(axis=1))
+        for nodes, what in (
+            (negative, "a negative class fraction"),
+            (off, "class fractions that do not sum to 1"),
+            (padded, f"a non-zero fraction past its output's {n_classes} classes"),
+        ):
+            if nodes.size:
+                raise TreeFormatError(
+                    f"Invalid tree at node {int(nodes[0])}: output {output} has {what}."
+                )
 
 
 def _categorical_header(model: BaseDecisionTree) -> dict[str, Any]:

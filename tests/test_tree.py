@@ -696,6 +696,11 @@ TAMPERED = [
     ("classes-missing", _swap_array("classes", None), "classes do not match"),
     ("classes-too-many", _swap_array("classes", lambda a: np.r_[a, a]), "classes do not match"),
     ("classes-2d", _swap_array("classes", lambda a: a[:, None]), "classes do not match"),
+    ("n-jobs-zero", _edit_params(n_jobs=0), "n_jobs == 0 has no meaning"),
+    # predict_proba returns value rows as stored: they must be class fractions
+    ("fraction-negative", _edit_array("value", (1, 0), [-0.5, 1.0, 0.5]), "node 1: .*negative"),
+    ("fractions-sum-to-2", _edit_array("value", (0, 0, 1), 2.0), "node 0: .*do not sum to 1"),
+    ("fractions-sum-to-0", _edit_array("value", (2, 0), 0.0), "node 2: .*do not sum to 1"),
 ]
 
 
@@ -854,6 +859,21 @@ def test_load_rejects_invalid_parameter_values(model_file, tmp_path):
     header["params"]["n_jobs"] = "x"
     write_npz(tmp_path / "bad.npz", header, arrays)
     with pytest.raises(TreeFormatError):
+        dtjit.load(tmp_path / "bad.npz")
+
+
+def test_load_rejects_fractions_in_a_narrower_outputs_padding(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.c_[rng.integers(0, 2, 200), rng.integers(0, 3, 200)]  # 2 and 3 classes
+    dtjit.save(DecisionTreeClassifier(max_depth=3).fit(X, y), tmp_path / "ok.npz")
+    with np.load(tmp_path / "ok.npz", allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
+    arrays["value"] = arrays["value"].copy()
+    arrays["value"][3, 0, 2] = 0.25  # output 0 has 2 classes: column 2 is padding
+    write_npz(tmp_path / "bad.npz", header, arrays)
+    with pytest.raises(TreeFormatError, match="node 3: output 0 has a non-zero fraction past"):
         dtjit.load(tmp_path / "bad.npz")
 
 

@@ -62,8 +62,13 @@ def _compute_weakest_links(tree: Tree) -> WeakestLinks:
             "Cannot prune a tree whose root has no sample weight "
             f"(weighted_n_node_samples[0] = {weight[0]})."
         )
-    # scikit-learn's R(t): weighted impurity times the node's share of the total weight.
-    r_node = weight * tree.impurity / weight[0]
+    # scikit-learn's R(t): weighted impurity times the node's share of the total weight, in
+    # its order of operations (rounding decides between links of equal alpha) unless
+    # weight * impurity overflows (targets near the fit's 1e154 limit): then the share first.
+    with np.errstate(over="ignore", invalid="ignore"):
+        r_node = weight * tree.impurity / weight[0]
+    if not np.isfinite(r_node).all():
+        r_node = weight / weight[0] * tree.impurity
     left = np.ascontiguousarray(tree.left)
     right = np.ascontiguousarray(tree.right)
     n_split = (tree.node_count - 1) // 2
@@ -75,6 +80,9 @@ def _compute_weakest_links(tree: Tree) -> WeakestLinks:
     unpruned, n_steps = _pruning.weakest_link_sequence(
         left, right, r_node, order, nodes, alphas, impurities, n_leaves
     )
+    # A split that decreases the impurity by nothing has an effective alpha that rounds to
+    # a few ulps below 0: kept at 0, so that every alpha of the path is a valid ccp_alpha.
+    np.maximum(alphas, 0.0, out=alphas)
     kept = []
     for a in (nodes, alphas, impurities, n_leaves):
         a = a[:n_steps].copy()

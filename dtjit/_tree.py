@@ -250,11 +250,19 @@ class Tree:
         w = self.weighted_n_node_samples
         imp = self.impurity
         left, right = self.left[split], self.right[split]
-        decrease = w[split] * imp[split] - w[left] * imp[left] - w[right] * imp[right]
-        importances = np.bincount(
-            self.feature[split], weights=decrease, minlength=self.n_features
-        ).astype(np.float64)
-        importances /= w[0]
+        # scikit-learn's order of operations, unless weight * impurity overflows (targets
+        # near the fit's 1e154 limit: inf - inf = NaN); then weights as shares of the root's.
+        for scale in (1.0, w[0]):
+            with np.errstate(over="ignore", invalid="ignore"):
+                share = w / scale
+                decrease = share[split] * imp[split] - share[left] * imp[left]
+                decrease -= share[right] * imp[right]
+                importances = np.bincount(
+                    self.feature[split], weights=decrease, minlength=self.n_features
+                ).astype(np.float64)
+                importances /= w[0] / scale
+            if np.isfinite(importances).all():
+                break
         if normalize:
             total = importances.sum()
             if total > 0.0:

@@ -359,9 +359,10 @@ def _select_by_cv(
     links = _prune.weakest_links(grown.tree_)
     alphas, steps = _candidates(links)
     # Subtree k is optimal for alpha in [alpha_k, alpha_k+1): the fold trees are pruned at
-    # the geometric mean of that range (CART's and rpart's choice; the last range is open).
-    with np.errstate(invalid="ignore"):
-        fold_alphas = np.append(np.sqrt(alphas[:-1] * alphas[1:]), np.inf)
+    # the geometric mean of that range (CART's and rpart's choice; the last range is open),
+    # as sqrt(a) * sqrt(b): a * b overflowed to inf for alphas past 1e154 (targets ~1e77).
+    root = np.sqrt(alphas)
+    fold_alphas = np.append(root[:-1] * root[1:], np.inf)
 
     X_arr = np.asarray(X) if not hasattr(X, "iloc") else X
     y_arr = np.asarray(y)
@@ -421,20 +422,32 @@ def _choose_index(errors: np.ndarray, standard_errors: np.ndarray, rule: str) ->
     then takes the last candidate within one standard error of that minimum.
     """
     errors = np.asarray(errors, dtype=np.float64)
+    if not np.isfinite(errors).all():
+        raise ValueError(_LOSS_OVERFLOW.format("validation losses", "1e154"))
     min_index = int(np.flatnonzero(errors == errors.min())[-1])
     if rule == "min":
         return min_index, min_index
     limit = errors[min_index] + standard_errors[min_index]
+    if not np.isfinite(limit):
+        raise ValueError(_LOSS_OVERFLOW.format("standard errors (sums of squared losses)", "1e77"))
     return min_index, int(np.flatnonzero(errors <= limit)[-1])
+
+
+# Squared errors overflow float64 for |y - mean| above ~1e154, their squares (the standard
+# errors' sums) above ~1e77; the fit itself accepts targets up to ~1e154.
+_LOSS_OVERFLOW = (
+    "The {} overflow float64: errors |y - prediction| above ~{} are too large for them; "
+    "divide y by a constant (a power of two keeps every split)."
+)
 
 
 def _candidates(links: _prune.WeakestLinks) -> tuple[np.ndarray, np.ndarray]:
     """Distinct alphas at which the subtree changes, and the weakest-link steps each takes.
 
-    Negative alphas (float noise around zero-gain splits) count as 0: ``ccp_alpha`` cannot
-    be negative, and 0 keeps the unpruned tree.
+    The links' alphas are never negative (``_prune`` keeps float noise around zero-gain
+    splits at 0), and 0 keeps the unpruned tree.
     """
-    alphas = np.unique(np.concatenate([[0.0], np.maximum(links.alphas, 0.0)]))
+    alphas = np.unique(np.concatenate([[0.0], links.alphas]))
     steps = np.array([_prune.n_links_pruned(links, a) for a in alphas], dtype=np.int64)
     # Alphas whose subtree equals the previous one's (possible only when float noise makes
     # the sequence non-monotone) are not separate candidates.
@@ -456,9 +469,10 @@ def _loss_by_step(
     out = []
     for per_node in (losses, squares):
         delta = np.zeros(n_steps + 2)
-        np.add.at(delta, leaf_from[live], per_node[live])
-        np.add.at(delta, gone_at[live], -per_node[live])
-        out.append(np.cumsum(delta)[: n_steps + 1])
+        with np.errstate(over="ignore", invalid="ignore"):  # see _node_losses
+            np.add.at(delta, leaf_from[live], per_node[live])
+            np.add.at(delta, gone_at[live], -per_node[live])
+            out.append(np.cumsum(delta)[: n_steps + 1])
     return out[0], out[1]
 
 
@@ -468,7 +482,8 @@ def _error_and_se(
     """Weighted mean loss and its standard error from sums of w*l, w*l^2, w and w^2."""
     weight, weight_squared = total
     errors = sums / weight
-    variance = np.maximum(sum_squares / weight - errors * errors, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # see _node_losses
+        variance = np.maximum(sum_squares / weight - errors * errors, 0.0)
     n_effective = weight * weight / weight_squared
     return errors, np.sqrt(variance / n_effective)
 
@@ -523,11 +538,14 @@ def _node_losses(
             loss = (target[rows] != node_target[nodes]).astype(np.float64)
             square = loss
         else:
-            loss = (target[rows] - node_target[nodes]) ** 2
-            square = loss * loss
+            # An overflow here is reported by _choose_index, with what to do about it.
+            with np.errstate(over="ignore", invalid="ignore"):
+                loss = (target[rows] - node_target[nodes]) ** 2
+                square = loss * loss
         weights = w[rows]
-        losses += np.bincount(nodes, weights=weights * loss, minlength=tree.node_count)
-        squares += np.bincount(nodes, weights=weights * square, minlength=tree.node_count)
+        with np.errstate(over="ignore", invalid="ignore"):
+            losses += np.bincount(nodes, weights=weights * loss, minlength=tree.node_count)
+            squares += np.bincount(nodes, weights=weights * square, minlength=tree.node_count)
     return losses, squares, np.array([w.sum(), (w * w).sum()])
 
 

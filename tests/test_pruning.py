@@ -135,7 +135,8 @@ def test_weakest_links_equal_reference_loop(seed, integer_impurity):
         tree.left, tree.right, tree.impurity, tree.weighted_n_node_samples
     )
     np.testing.assert_array_equal(links.nodes, nodes)
-    np.testing.assert_array_equal(links.alphas, alphas)  # bit for bit: same arithmetic
+    # bit for bit: same arithmetic, but noise below 0 (zero-gain links) is kept at 0
+    np.testing.assert_array_equal(links.alphas, np.maximum(alphas, 0.0))
     np.testing.assert_array_equal(links.impurities, impurities)
     np.testing.assert_array_equal(links.n_leaves, leaves)
     assert links.unpruned_impurity == r0
@@ -158,7 +159,7 @@ def test_weakest_links_real_tree_equal_reference(cancer_split):
         tree.left, tree.right, tree.impurity, tree.weighted_n_node_samples
     )
     np.testing.assert_array_equal(links.nodes, nodes)
-    np.testing.assert_array_equal(links.alphas, alphas)
+    np.testing.assert_array_equal(links.alphas, np.maximum(alphas, 0.0))
     np.testing.assert_array_equal(links.impurities, impurities)
 
 
@@ -170,6 +171,81 @@ def test_weakest_links_of_a_single_leaf():
     np.testing.assert_array_equal(path.ccp_alphas, [0.0])
     np.testing.assert_allclose(path.impurities, [0.5])
     assert dtjit.prune(est, 1.0).tree_.node_count == 1
+
+
+def test_path_alphas_of_zero_gain_splits_are_zero_not_negative():
+    # Zero-gain splits of this tree have effective alphas of -2.8e-17 before rounding noise
+    # is cut: the path fed them back to ccp_alpha and dtjit.prune, which refused them.
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(30, 2)).astype(float)
+    y = rng.integers(0, 3, 30).astype(float)
+    est = dtjit.DecisionTreeRegressor(max_depth=3).fit(X, y)
+    weight = est.tree_.weighted_n_node_samples
+    r_node = weight / weight[0] * est.tree_.impurity
+    raw = [
+        (r_node[t] - r_node[leaves].sum()) / (len(leaves) - 1)
+        for t, leaves in _subtree_leaves(est.tree_).items()
+    ]
+    assert min(raw) < 0.0  # the noise this test is about
+    path = est.cost_complexity_pruning_path(X, y)
+    assert (path.ccp_alphas >= 0.0).all()
+    for alpha in path.ccp_alphas:
+        dtjit.prune(est, alpha)
+        dtjit.DecisionTreeRegressor(max_depth=3, ccp_alpha=alpha).fit(X, y)
+
+
+def _subtree_leaves(tree):
+    """Leaves below each split node of ``tree``."""
+    leaves = {}
+    for node in reversed(range(tree.node_count)):
+        if tree.left[node] < 0:
+            continue
+        kids = [tree.left[node], tree.right[node]]
+        leaves[node] = [leaf for k in kids for leaf in leaves.get(k, [k])]
+    return leaves
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_importances_and_path_of_targets_near_the_fit_limit(weighted):
+    # weight * impurity overflowed (variance ~1e306 times 1000 rows): importances and
+    # alphas were NaN. Scaling y by a power of two scales neither the splits nor the shares.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 3))
+    y = rng.normal(size=1000)
+    w = rng.uniform(1, 3, 1000) if weighted else None
+    scale = 2.0**508  # ~8e152
+    small = dtjit.DecisionTreeRegressor(max_depth=4).fit(X, y, sample_weight=w)
+    large = dtjit.DecisionTreeRegressor(max_depth=4).fit(X, y * scale, sample_weight=w)
+    np.testing.assert_allclose(large.feature_importances_, small.feature_importances_, rtol=1e-12)
+    alphas = large.cost_complexity_pruning_path(X, y * scale, sample_weight=w).ccp_alphas
+    expected = small.cost_complexity_pruning_path(X, y, sample_weight=w).ccp_alphas
+    np.testing.assert_allclose(alphas / scale**2, expected, rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("how", ["validation", "cv"])
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the error says it, without warnings
+def test_select_names_validation_losses_that_overflow(how):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    scale = 2.0**266  # ~1e80: squared errors fit float64, their squares do not
+    y = rng.normal(size=300) * scale
+    grower = dtjit.DecisionTreeRegressor(random_state=0)
+    given = {"cv": 3, "random_state": 0} if how == "cv" else {"X_val": X[200:], "y_val": y[200:]}
+    selection = pruning.select_ccp_alpha(grower, X[:200], y[:200], **given)
+    # the same choice as on y / scale (cv's fold alphas overflowed to inf: every fold a root)
+    unscaled = (
+        {"cv": 3, "random_state": 0}
+        if how == "cv"
+        else {"X_val": X[200:], "y_val": y[200:] / scale}
+    )
+    expected = pruning.select_ccp_alpha(grower, X[:200], y[:200] / scale, **unscaled)
+    assert selection.best_index == expected.best_index
+    np.testing.assert_allclose(selection.errors / scale**2, expected.errors, rtol=1e-9)
+    with pytest.raises(ValueError, match="standard errors .* overflow float64.* divide y"):
+        pruning.select_ccp_alpha(grower, X[:200], y[:200], rule="1se", **given)
+    if how == "validation":  # validation targets far larger than the training ones
+        with pytest.raises(ValueError, match="validation losses overflow float64"):
+            pruning.select_ccp_alpha(grower, X[:200], y[:200], X_val=X[200:], y_val=y[200:] * 1e80)
 
 
 # --------------------------------------------------------------------- parity with sklearn

@@ -193,6 +193,14 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     "float64 holds; divide them by a common factor, which changes no split."
                 )
             min_weight_leaf = self.min_weight_fraction_leaf * total
+            if getattr(self, "mdl_stop", False) and total < 2.0:
+                warnings.warn(
+                    f"mdl_stop counts sample weights as rows, and these sum to {total:.3g}: "
+                    "the MDL test splits no node weighing less than 2, so the tree is one "
+                    "leaf. Scale relative weights to the row count (w * n / w.sum()).",
+                    UserWarning,
+                    stacklevel=3,
+                )
         if self.criterion == "poisson":
             _check_poisson_root(y_float, sample_weight)
 
@@ -804,7 +812,10 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         fails Fayyad & Irani's MDLP acceptance test, ``Gain > log2(N - 1) / N + Delta / N``
         with ``Delta = log2(3^k - 2) - [k Ent(S) - k1 Ent(S1) - k2 Ent(S2)]`` (entropies in
         bits, ``k`` the classes present). ``N`` is the node's weighted sample count (its row
-        count when unweighted). The split itself is still chosen by ``criterion``. With
+        count when unweighted): integer weights act as repeated rows, and a node weighing
+        less than 2 is not split (the test needs ``N >= 2``). Weights normalised to sum to 1
+        therefore give one leaf, with a warning: scale them to the row count first. The
+        split itself is still chosen by ``criterion``. With
         ``criterion="entropy"`` on one feature, the tree cuts where
         :class:`dtjit.MDLPDiscretizer` cuts.
     categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None

@@ -112,7 +112,13 @@ def mdlp_accepts(gain, size, k, entropy, k_left, entropy_left, k_right, entropy_
     ``log2(3^k - 2)`` is written ``k log2(3) + log2(1 - 2 / 3^k)`` so that it stays finite
     for any number of classes (``3.0 ** k`` overflows to inf past k = 646, and then
     ``2 / inf = 0`` is exact enough).
+
+    A cut of fewer than 2 samples is refused: ``log2(N - 1)`` is -inf at ``N = 1`` (which
+    accepted any cut) and NaN below (which refused every one). Only weighted counts (a tree's
+    ``mdl_stop`` with sample weights) reach it: an interval of one row has no cut.
     """
+    if size < 2.0:
+        return False
     log2_3k_minus_2 = k * LOG2_3 + math.log2(1.0 - 2.0 / 3.0**k)
     delta = log2_3k_minus_2 - (k * entropy - k_left * entropy_left - k_right * entropy_right)
     return gain > (math.log2(size - 1.0) + delta) / size

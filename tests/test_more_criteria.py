@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -280,6 +281,24 @@ def test_mdl_stop_weights_act_as_repeated_rows():
     repeated.fit(np.repeat(X, w, axis=0), np.repeat(y, w))
     np.testing.assert_array_equal(weighted.tree_.feature, repeated.tree_.feature)
     np.testing.assert_array_equal(weighted.tree_.threshold, repeated.tree_.threshold)
+
+
+def test_mdl_stop_splits_no_node_weighing_less_than_two(iris_data):
+    X, y = iris_data
+    est = dtjit.DecisionTreeClassifier(criterion="entropy", mdl_stop=True)
+    grown = est.fit(X, y).tree_.node_count
+    assert grown > 3
+    # Weights summing to 1 (as AdaBoost passes them): log2(N - 1) was -inf at the root,
+    # which accepted its split, and NaN below, which refused every other one.
+    with pytest.warns(UserWarning, match="sum to 1: the MDL test splits no node weighing"):
+        est.fit(X, y, sample_weight=np.full(len(y), 1.0 / len(y)))
+    assert est.tree_.node_count == 1
+    # Half-weight rows: only nodes weighing at least 2 are split, and nothing warns.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        half = est.fit(X, y, sample_weight=np.full(len(y), 0.5)).tree_
+    split = half.children_left != -1
+    assert split.any() and (half.weighted_n_node_samples[split] >= 2.0).all()
 
 
 @pytest.mark.parametrize("dataset", ["iris", "breast_cancer"])

@@ -774,7 +774,10 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         training values, and when no feature has more than ``max_bins`` distinct values the
         tree is the exact one (up to ties: two splits equally good in exact arithmetic may
         round apart differently in the two splitters' sums, whose order differs, unless
-        those sums are exact, as with class counts and unit or integer weights).
+        those sums are exact, as with class counts and unit or integer weights). Values
+        within 1e-7 of their neighbour count as one, as in the exact splitter; but a run of
+        such values spanning more than 1e-7 is one bin for the whole column, while the exact
+        splitter can still cut it in a node that lacks its middle values.
     max_depth : int, default=None
         Deepest level a node may have; ``None`` grows until the leaves are pure or too small.
     min_samples_split : int or float, default=2

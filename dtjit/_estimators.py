@@ -193,14 +193,6 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     "float64 holds; divide them by a common factor, which changes no split."
                 )
             min_weight_leaf = self.min_weight_fraction_leaf * total
-            if getattr(self, "mdl_stop", False) and total < 2.0:
-                warnings.warn(
-                    f"mdl_stop counts sample weights as rows, and these sum to {total:.3g}: "
-                    "the MDL test splits no node weighing less than 2, so the tree is one "
-                    "leaf. Scale relative weights to the row count (w * n / w.sum()).",
-                    UserWarning,
-                    stacklevel=3,
-                )
         if self.criterion == "poisson":
             _check_poisson_root(y_float, sample_weight)
 
@@ -254,6 +246,15 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                     "a factor near 1e300 or more); clip the smallest weights or drop them."
                 )
             min_weight_leaf *= weight_scale
+        if getattr(self, "mdl_stop", False) and n_samples > 1 and sample_weight.sum() < 2.0:
+            warnings.warn(
+                f"mdl_stop counts sample weights as rows, and these sum to "
+                f"{sample_weight.sum() / weight_scale:.3g}: the MDL test splits no node "
+                "weighing less than 2, so the tree is one leaf. Scale relative weights to "
+                "the row count (w * n / w.sum()).",
+                UserWarning,
+                stacklevel=3,
+            )
         if target_scale != 1.0:
             y_float = y_float * target_scale
         if is_classifier:
@@ -448,7 +449,9 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             ``ccp_alphas``: ndarray of float64, the effective alphas, starting at 0 (the
             unpruned tree) and ending with the alpha that prunes the tree to its root;
             ``impurities``: the total weighted leaf impurity ``R(T)`` of the subtree at each
-            alpha (scikit-learn's definitions and values).
+            alpha (scikit-learn's definitions and values, except that an alpha rounding
+            below 0, such as -1e-17 for a split that decreases the impurity by nothing, is
+            given as 0, a valid ``ccp_alpha``).
         """
         from sklearn.base import clone
         from sklearn.utils import Bunch
@@ -817,7 +820,9 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         bits, ``k`` the classes present). ``N`` is the node's weighted sample count (its row
         count when unweighted): integer weights act as repeated rows, and a node weighing
         less than 2 is not split (the test needs ``N >= 2``). Weights normalised to sum to 1
-        therefore give one leaf, with a warning: scale them to the row count first. The
+        therefore give one leaf, with a warning: scale them to the row count first. (Weights
+        whose largest is beyond 2**400 or below 2**-400 are first rescaled by a power of two
+        for the criterion's squares; ``N`` counts them rescaled.) The
         split itself is still chosen by ``criterion``. With
         ``criterion="entropy"`` on one feature, the tree cuts where
         :class:`dtjit.MDLPDiscretizer` cuts.

@@ -47,10 +47,13 @@ def save(model: BaseDecisionTree, path: str | os.PathLike) -> None:
         If ``model`` is not a dtjit estimator.
     sklearn.exceptions.NotFittedError
         If ``model`` is not fitted.
+    ValueError
+        If ``model.n_jobs`` is 0 (no thread count: it was set after fitting).
     """
     if not isinstance(model, BaseDecisionTree):
         raise TypeError(f"dtjit.save expects a dtjit estimator, got {type(model).__name__}.")
     check_fitted(model, "tree_")
+    resolve_n_jobs(model.n_jobs)  # set_params(n_jobs=0) after fit: load would refuse the file
     tree = model.tree_
     params = {name: _jsonable(value) for name, value in model.get_params(deep=False).items()}
     header: dict[str, Any] = {

@@ -44,7 +44,7 @@ from sklearn.utils.validation import (
 )
 
 from . import _prune, _routing
-from ._estimators import BaseDecisionTree
+from ._estimators import BaseDecisionTree, _power_of_two_scale
 from ._jit import TREE_LEAF
 from ._tree import Tree
 
@@ -204,6 +204,8 @@ def reduced_error_prune(model: Any, X_val: Any, y_val: Any, *, sample_weight: An
     """
     tree = _tree_of(model)
     losses, _, _ = _node_losses(model, X_val, y_val, sample_weight)
+    if not np.isfinite(losses).all():  # inf <= inf would collapse every node
+        raise ValueError(_LOSS_OVERFLOW.format("validation losses"))
     leaf = tree.left == TREE_LEAF
     best = losses.copy()  # error of the (pruned) subtree under each node
     cut = np.zeros(tree.node_count, dtype=bool)
@@ -359,14 +361,19 @@ def _select_by_cv(
     links = _prune.weakest_links(grown.tree_)
     alphas, steps = _candidates(links)
     # Subtree k is optimal for alpha in [alpha_k, alpha_k+1): the fold trees are pruned at
-    # the geometric mean of that range (CART's and rpart's choice; the last range is open),
-    # as sqrt(a) * sqrt(b): a * b overflowed to inf for alphas past 1e154 (targets ~1e77).
-    root = np.sqrt(alphas)
-    fold_alphas = np.append(root[:-1] * root[1:], np.inf)
+    # the geometric mean of that range (CART's and rpart's choice; the last range is open);
+    # sqrt(a) * sqrt(b) where a * b overflows (alphas past 1e154, targets ~1e77).
+    with np.errstate(over="ignore"):
+        product = alphas[:-1] * alphas[1:]
+    means = np.where(
+        np.isfinite(product), np.sqrt(product), np.sqrt(alphas[:-1]) * np.sqrt(alphas[1:])
+    )
+    fold_alphas = np.append(means, np.inf)
 
     X_arr = np.asarray(X) if not hasattr(X, "iloc") else X
     y_arr = np.asarray(y)
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    weight_scale = 1.0 if w is None else _power_of_two_scale(w)
     sums = np.zeros(len(alphas))
     sum_squares = np.zeros(len(alphas))
     total = np.zeros(2)
@@ -377,7 +384,7 @@ def _select_by_cv(
         fold_links = _prune.weakest_links(fold.tree_)
         fold_steps = np.array([_prune.n_links_pruned(fold_links, a) for a in fold_alphas])
         losses, squares, fold_total = _node_losses(
-            fold, _take(X_arr, test), y_arr[test], None if w is None else w[test]
+            fold, _take(X_arr, test), y_arr[test], None if w is None else w[test], weight_scale
         )
         fold_sums, fold_squares = _loss_by_step(fold.tree_, fold_links, losses, squares)
         sums += fold_sums[fold_steps]
@@ -423,21 +430,23 @@ def _choose_index(errors: np.ndarray, standard_errors: np.ndarray, rule: str) ->
     """
     errors = np.asarray(errors, dtype=np.float64)
     if not np.isfinite(errors).all():
-        raise ValueError(_LOSS_OVERFLOW.format("validation losses", "1e154"))
+        raise ValueError(_LOSS_OVERFLOW.format("validation losses"))
     min_index = int(np.flatnonzero(errors == errors.min())[-1])
     if rule == "min":
         return min_index, min_index
     limit = errors[min_index] + standard_errors[min_index]
     if not np.isfinite(limit):
-        raise ValueError(_LOSS_OVERFLOW.format("standard errors (sums of squared losses)", "1e77"))
+        raise ValueError(_LOSS_OVERFLOW.format("standard errors (sums of squared losses)"))
     return min_index, int(np.flatnonzero(errors <= limit)[-1])
 
 
-# Squared errors overflow float64 for |y - mean| above ~1e154, their squares (the standard
-# errors' sums) above ~1e77; the fit itself accepts targets up to ~1e154.
+# The sums of w * (y - prediction)**2 overflow float64 near |y| ~ 1e154 (less over many
+# rows or with large weights), the sums of their squares (standard errors) near 1e77; the
+# fit itself accepts targets up to ~1e154.
 _LOSS_OVERFLOW = (
-    "The {} overflow float64: errors |y - prediction| above ~{} are too large for them; "
-    "divide y by a constant (a power of two keeps every split)."
+    "The {} overflow float64: the validation rows' weighted squared errors are too large "
+    "to sum; divide y or the validation sample weights by a constant (a power of two "
+    "keeps every split)."
 )
 
 
@@ -489,9 +498,14 @@ def _error_and_se(
 
 
 def _node_losses(
-    model: BaseDecisionTree, X: Any, y: Any, sample_weight: Any
+    model: BaseDecisionTree, X: Any, y: Any, sample_weight: Any, weight_scale: float | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weighted loss of every node as a leaf on the rows reaching it.
+
+    The weights are multiplied by ``weight_scale`` (by default the power of two that the
+    fit would use, 1 unless the largest weight is beyond 2**400 or below 2**-400): their
+    squares then fit float64, and the errors and standard errors are ratios that no common
+    factor changes. The folds of a cross-validation pass one scale for all of them.
 
     Returns
     -------
@@ -511,6 +525,10 @@ def _node_losses(
     w = _check_sample_weight(
         sample_weight, np.empty((n_rows, 1)), dtype=np.float64, ensure_non_negative=True
     )
+    if weight_scale is None:
+        weight_scale = _power_of_two_scale(w)
+    if weight_scale != 1.0:
+        w = w * weight_scale
     tree = model.tree_
     classification = is_classifier(model)
     if classification:

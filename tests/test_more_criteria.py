@@ -299,6 +299,10 @@ def test_mdl_stop_splits_no_node_weighing_less_than_two(iris_data):
         half = est.fit(X, y, sample_weight=np.full(len(y), 0.5)).tree_
     split = half.children_left != -1
     assert split.any() and (half.weighted_n_node_samples[split] >= 2.0).all()
+    # Weights below 2**-400 are rescaled by a power of two before the test counts them.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert est.fit(X, y, sample_weight=np.full(len(y), 1e-125)).tree_.node_count > 1
 
 
 @pytest.mark.parametrize("dataset", ["iris", "breast_cancer"])

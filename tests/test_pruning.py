@@ -174,14 +174,14 @@ def test_weakest_links_of_a_single_leaf():
 
 
 def test_path_alphas_of_zero_gain_splits_are_zero_not_negative():
-    # Zero-gain splits of this tree have effective alphas of -2.8e-17 before rounding noise
-    # is cut: the path fed them back to ccp_alpha and dtjit.prune, which refused them.
+    # Zero-gain splits of this tree have effective alphas of -1.4e-17 (scikit-learn's path
+    # too): fed back to ccp_alpha and dtjit.prune, they were refused.
     rng = np.random.default_rng(0)
     X = rng.integers(0, 4, size=(30, 2)).astype(float)
     y = rng.integers(0, 3, 30).astype(float)
     est = dtjit.DecisionTreeRegressor(max_depth=3).fit(X, y)
     weight = est.tree_.weighted_n_node_samples
-    r_node = weight / weight[0] * est.tree_.impurity
+    r_node = weight * est.tree_.impurity / weight[0]  # scikit-learn's R(t)
     raw = [
         (r_node[t] - r_node[leaves].sum()) / (len(leaves) - 1)
         for t, leaves in _subtree_leaves(est.tree_).items()
@@ -246,6 +246,38 @@ def test_select_names_validation_losses_that_overflow(how):
     if how == "validation":  # validation targets far larger than the training ones
         with pytest.raises(ValueError, match="validation losses overflow float64"):
             pruning.select_ccp_alpha(grower, X[:200], y[:200], X_val=X[200:], y_val=y[200:] * 1e80)
+
+
+def test_reduced_error_prune_names_validation_losses_that_overflow():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = X[:, 0] * 1e150 + rng.normal(size=400) * 1e149  # the fit accepts these
+    est = dtjit.DecisionTreeRegressor(max_depth=5).fit(X[:200], y[:200])
+    assert pruning.reduced_error_prune(est, X[200:], y[200:]).tree_.node_count > 1
+    # Validation targets ~1e155: every loss was inf, and inf <= inf collapsed the tree.
+    with pytest.raises(ValueError, match="validation losses overflow float64"):
+        pruning.reduced_error_prune(est, X[200:], y[200:] * 1e5)
+
+
+@pytest.mark.parametrize("how", ["validation", "cv"])
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_select_with_huge_validation_weights_equals_unit_weights(how):
+    # W * W of validation weights 1e200 overflowed: standard errors NaN, or a ValueError
+    # blaming y. No common factor of the weights changes a validation error.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = rng.normal(size=300)
+    grower = dtjit.DecisionTreeRegressor(max_depth=4, random_state=0)
+    choices = []
+    for weight in (1.0, 1e200):
+        if how == "cv":
+            given = {"cv": 3, "random_state": 0, "sample_weight": np.full(200, weight)}
+        else:
+            given = {"X_val": X[200:], "y_val": y[200:], "sample_weight_val": np.full(100, weight)}
+        choices.append(pruning.select_ccp_alpha(grower, X[:200], y[:200], rule="1se", **given))
+    assert choices[0].best_index == choices[1].best_index
+    np.testing.assert_allclose(choices[1].errors, choices[0].errors, rtol=1e-12)
+    np.testing.assert_allclose(choices[1].standard_errors, choices[0].standard_errors, rtol=1e-9)
 
 
 # --------------------------------------------------------------------- parity with sklearn

@@ -862,6 +862,14 @@ def test_load_rejects_invalid_parameter_values(model_file, tmp_path):
         dtjit.load(tmp_path / "bad.npz")
 
 
+def test_save_refuses_n_jobs_zero_set_after_fit(tmp_path, iris_data):
+    X, y = iris_data
+    est = DecisionTreeClassifier(max_depth=2).fit(X, y).set_params(n_jobs=0)
+    with pytest.raises(ValueError, match="n_jobs == 0"):  # load would refuse the file
+        dtjit.save(est, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_load_rejects_fractions_in_a_narrower_outputs_padding(tmp_path):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))

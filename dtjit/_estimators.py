@@ -822,10 +822,9 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         less than 2 is not split (the test needs ``N >= 2``). Weights normalised to sum to 1
         therefore give one leaf, with a warning: scale them to the row count first. (Weights
         whose largest is beyond 2**400 or below 2**-400 are first rescaled by a power of two
-        for the criterion's squares; ``N`` counts them rescaled.) The
-        split itself is still chosen by ``criterion``. With
-        ``criterion="entropy"`` on one feature, the tree cuts where
-        :class:`dtjit.MDLPDiscretizer` cuts.
+        for the criterion's squares; ``N`` counts them rescaled.) The split itself is still
+        chosen by ``criterion``. With ``criterion="entropy"`` on one feature, the tree cuts
+        where :class:`dtjit.MDLPDiscretizer` cuts.
     categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
         Columns split by category subsets instead of thresholds: column indices, column
         names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``

@@ -556,7 +556,8 @@ def _node_losses(
             loss = (target[rows] != node_target[nodes]).astype(np.float64)
             square = loss
         else:
-            # An overflow here is reported by _choose_index, with what to do about it.
+            # An overflow here is reported by the callers (_choose_index, reduced_error_prune)
+            # with what to do about it.
             with np.errstate(over="ignore", invalid="ignore"):
                 loss = (target[rows] - node_target[nodes]) ** 2
                 square = loss * loss

@@ -104,10 +104,14 @@ def check_input_file(path: str | os.PathLike, what: str) -> None:
         raise ValueError(f"{what} is not a regular file: {os.fspath(path)}")
 
 
-def check_output_dir(path: str | os.PathLike) -> None:
+def check_output_dir(
+    path: str | os.PathLike, inputs: Sequence[str | os.PathLike | None] = ()
+) -> None:
     """Raise ``ValueError`` unless ``path``'s directory exists and is writable.
 
-    Called before any long computation, so a typo in the output path fails at once.
+    Called before any long computation, so a typo in the output path fails at once. An
+    output that is one of the command's ``inputs`` (the same file, by any name) is refused:
+    writing it would destroy the data it was computed from.
     """
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
@@ -116,6 +120,13 @@ def check_output_dir(path: str | os.PathLike) -> None:
         raise ValueError(f"output directory is not writable: {directory}")
     if os.path.isdir(path):
         raise ValueError(f"output path is a directory: {os.fspath(path)}")
+    for source in inputs:
+        if source is not None and os.path.isfile(path) and os.path.isfile(source):
+            if os.path.samefile(path, source):
+                raise ValueError(
+                    f"output {os.fspath(path)} is the input file {os.fspath(source)}; writing "
+                    "it would destroy that input: choose another output name."
+                )
 
 
 # -- training data ---------------------------------------------------------------------------

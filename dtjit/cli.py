@@ -171,7 +171,9 @@ def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
         ),
     )
     fit.add_argument("data", metavar="DATA", help="training data file")
-    fit.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
+    fit.add_argument(
+        "-o", "--output", required=True, metavar="MODEL", help="model file to write (.npz)"
+    )
     target = fit.add_argument_group("target")
     target.add_argument(
         "--target",
@@ -224,7 +226,9 @@ def _run_fit(args: argparse.Namespace) -> int:
     from . import DecisionTreeClassifier, DecisionTreeRegressor, save
     from ._datafiles import check_output_dir, read_training_data
 
-    check_output_dir(args.output)  # before a possibly long fit
+    if not args.output.endswith(".npz"):  # a model file; a typo like `-o data.csv` overwrote data
+        raise ValueError(f"the model file's name must end in .npz, got {args.output}")
+    check_output_dir(args.output, inputs=(args.data, args.target_file))  # before a long fit
     categorical = [c.strip() for group in args.categorical for c in group.split(",") if c.strip()]
     data = read_training_data(
         args.data,
@@ -322,11 +326,20 @@ def describe(model: Any) -> str:
         f"depth {model.get_depth()}",
     ]
     if hasattr(model, "classes_"):
-        labels = [str(c) for c in model.classes_[:MAX_LISTED_CLASSES]]
+        labels = [_printable(str(c)) for c in model.classes_[:MAX_LISTED_CLASSES]]
         if len(model.classes_) > MAX_LISTED_CLASSES:
             labels.append(f"... {len(model.classes_) - MAX_LISTED_CLASSES} more")
         parts.append(f"{len(model.classes_)} classes ({', '.join(labels)})")
     return f"{type(model).__name__}: {', '.join(parts)}"
+
+
+def _printable(text: str) -> str:
+    r"""``text`` with line breaks and other unprintable characters escaped (as ``\n``).
+
+    ``show`` prints :func:`describe` as a one-line comment of DOT or Mermaid: a label with a
+    newline ended the comment and broke the file.
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 # -- predict ---------------------------------------------------------------------------------
@@ -381,7 +394,7 @@ def _run_predict(args: argparse.Namespace) -> int:
     )
 
     file_format(args.output, allowed=OUTPUT_FORMATS, compressions=OUTPUT_CSV_COMPRESSIONS)
-    check_output_dir(args.output)
+    check_output_dir(args.output, inputs=(args.data, args.model))
     model = _load_model(args.model)
     is_classifier = hasattr(model, "classes_")
     if args.proba and not is_classifier:

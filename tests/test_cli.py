@@ -608,6 +608,35 @@ def test_predict_errors(capsys, iris_model, make_args, match):
     assert_failed(code, err, match, output=output)
 
 
+def test_outputs_never_overwrite_an_input(capsys, iris_model, weather_csv):
+    # `-o` naming an input file (by any path) wrote over it and reported success.
+    csv, model = iris_model / "X.csv", iris_model / "m.npz"
+    before = {path: path.read_bytes() for path in (csv, model, weather_csv)}
+    code, _, err = run(capsys, "predict", model, csv, "-o", iris_model / "." / "X.csv")
+    assert_failed(code, err, "is the input file")
+    code, _, err = run(capsys, "predict", model, csv, "-o", model)
+    assert_failed(code, err, "unsupported")  # a .npz is no predictions file either
+    code, _, err = run(capsys, "fit", weather_csv, "--target", "play", "-o", weather_csv)
+    assert_failed(code, err, "must end in .npz")
+    code, _, err = run(capsys, "fit", iris_model / "X.npy", "--target-file", iris_model / "y.npy",
+                       "-o", model)  # fmt: skip
+    assert code == 0, err  # replacing a model file is what -o is for
+    assert all(path.read_bytes() == data for path, data in before.items() if path != model)
+
+
+def test_show_header_stays_one_line_with_a_newline_in_a_label(capsys, tmp_path):
+    X = np.arange(8.0).reshape(-1, 1)
+    # a newline ended the DOT / Mermaid comment line: the file was invalid
+    y = np.array(["a\nb}\r", "c"] * 4, dtype=object)
+    dtjit.save(dtjit.DecisionTreeClassifier().fit(X, y), tmp_path / "m.npz")
+    for fmt, comment in (("dot", "// "), ("mermaid", "%% ")):
+        code, out, err = run(capsys, "show", tmp_path / "m.npz", "--format", fmt)
+        assert code == 0, err
+        header, body = out.split("\n", 1)
+        assert header.startswith(comment) and "(a\\nb}\\r, c)" in header, header
+        assert not body.startswith(("}", ")", "\r"))
+
+
 def test_predict_missing_feature_column_by_name(capsys, weather_csv, weather_model, tmp_path):
     pd.read_csv(weather_csv).drop(columns="humidity").to_csv(tmp_path / "w.csv", index=False)
     output = tmp_path / "p.csv"

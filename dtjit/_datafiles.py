@@ -261,10 +261,34 @@ def _read_table(path, fmt) -> Any:
         require_pyarrow()
     try:
         if fmt == "csv":
-            return pd.read_csv(path)
-        return pd.read_parquet(path, engine="pyarrow")
+            names = _raw_csv_header(path)
+            table = pd.read_csv(path)
+        else:
+            table = pd.read_parquet(path, engine="pyarrow")
+            names = [str(c) for c in table.columns]
     except Exception as exc:  # parsers raise many types (UnicodeDecodeError, ArrowInvalid, ...)
         raise ValueError(f"cannot read {os.fspath(path)} as {fmt.upper()}: {exc}") from exc
+    _check_unique_names(names, path)
+    return table
+
+
+def _raw_csv_header(path) -> list[str]:
+    """Return a CSV's header row as written (``read_csv`` renames a repeated ``a`` to ``a.1``)."""
+    import pandas as pd
+
+    row = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    return [str(name) for name in row.iloc[0]] if len(row) else []
+
+
+def _check_unique_names(names: Sequence[str], path) -> None:
+    """Raise ``ValueError`` naming the column names ``path`` repeats, if any."""
+    seen: set[str] = set()
+    repeated = list(dict.fromkeys(n for n in names if n in seen or seen.add(n)))
+    if repeated:
+        raise ValueError(
+            f"{os.fspath(path)} has repeated column names: {_listing(repeated)}; a column "
+            "could not be told from its namesake."
+        )
 
 
 def _read_target_file(path, n_rows: int) -> np.ndarray:
@@ -366,6 +390,7 @@ class FeatureBlocks:
             except Exception as exc:
                 raise ValueError(f"cannot read {os.fspath(path)} as Parquet: {exc}") from exc
             header = [str(n) for n in self._parquet.schema_arrow.names]
+            _check_unique_names(header, path)
             self._columns = self._select_columns(header, n_features, feature_names)
             self.n_rows = self._parquet.metadata.num_rows
         else:
@@ -416,9 +441,12 @@ class FeatureBlocks:
         import pandas as pd
 
         try:
-            return [str(c) for c in pd.read_csv(self.path, nrows=0).columns]
+            header = [str(c) for c in pd.read_csv(self.path, nrows=0).columns]
+            raw = _raw_csv_header(self.path)
         except Exception as exc:  # parsers raise many types (UnicodeDecodeError, ParserError)
             raise ValueError(f"cannot read {os.fspath(self.path)} as CSV: {exc}") from exc
+        _check_unique_names(raw, self.path)
+        return header
 
     def _select_columns(
         self, header: list[str], n_features: int, feature_names: Sequence[str] | None

@@ -624,6 +624,29 @@ def test_outputs_never_overwrite_an_input(capsys, iris_model, weather_csv):
     assert all(path.read_bytes() == data for path, data in before.items() if path != model)
 
 
+def test_repeated_column_names_are_refused(capsys, iris_model, weather_csv):
+    # pandas renames a repeated `a` to `a.1`: fit named a feature `a.1`, and predict read the
+    # first of two columns of one name, both without a word.
+    pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
+    d = iris_model
+    (d / "dup.csv").write_text("a,a,c,y\n1,2,3,0\n4,5,6,1\n")
+    code, _, err = run(capsys, "fit", d / "dup.csv", "--target", "y", "-o", d / "dup.npz")
+    assert_failed(code, err, "dup.csv has repeated column names: 'a'", output=d / "dup.npz")
+    named = d / "named.npz"
+    assert (
+        run(capsys, "fit", weather_csv, "--target", "play", "--drop", "outlook", "-o", named)[0]
+        == 0
+    )
+    header = pd.read_csv(weather_csv, nrows=0).columns.tolist()
+    (d / "dup2.csv").write_text(",".join([*header, "humidity"]) + "\n")
+    code, _, err = run(capsys, "predict", named, d / "dup2.csv", "-o", d / "p.csv")
+    assert_failed(code, err, "repeated column names: 'humidity'", output=d / "p.csv")
+    table = pa.table([[1.0], [2.0], [3.0]], names=["temperature", "humidity", "humidity"])
+    pq.write_table(table, d / "dup.parquet")
+    code, _, err = run(capsys, "predict", named, d / "dup.parquet", "-o", d / "p.csv")
+    assert_failed(code, err, "repeated column names: 'humidity'", output=d / "p.csv")
+
+
 def test_show_header_stays_one_line_with_a_newline_in_a_label(capsys, tmp_path):
     X = np.arange(8.0).reshape(-1, 1)
     # a newline ended the DOT / Mermaid comment line: the file was invalid

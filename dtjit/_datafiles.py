@@ -415,11 +415,11 @@ class FeatureBlocks:
         elif self.format == "csv":
             import pandas as pd
 
+            # Every column is read (the model's are selected per block): with usecols,
+            # pandas no longer checks the field count, and a row with an extra field lost it
+            # silently (fit, reading whole rows, refused the same file).
             chunks = pd.read_csv(
-                self.path,
-                usecols=self._columns,
-                chunksize=self.block_rows,
-                dtype=self._text_dtypes or None,
+                self.path, chunksize=self.block_rows, dtype=self._text_dtypes or None
             )
             for frame in self._reading(chunks):
                 yield self._numeric_block(frame)

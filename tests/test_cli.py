@@ -647,6 +647,15 @@ def test_repeated_column_names_are_refused(capsys, iris_model, weather_csv):
     assert_failed(code, err, "repeated column names: 'humidity'", output=d / "p.csv")
 
 
+def test_predict_refuses_a_row_with_an_extra_field_as_fit_does(capsys, iris_model):
+    d = iris_model
+    (d / "ragged.csv").write_text("a,b,c,d\n1,2,3,4\n5,6,7,8,9\n1,2,3,4\n")
+    code, _, err = run(capsys, "predict", d / "m.npz", d / "ragged.csv", "-o", d / "p.csv")
+    assert_failed(code, err, "Expected 4 fields in line 3, saw 5", output=d / "p.csv")
+    code, _, err = run(capsys, "fit", d / "ragged.csv", "--target", "d", "-o", d / "r.npz")
+    assert_failed(code, err, "Expected 4 fields in line 3, saw 5", output=d / "r.npz")
+
+
 def test_show_header_stays_one_line_with_a_newline_in_a_label(capsys, tmp_path):
     X = np.arange(8.0).reshape(-1, 1)
     # a newline ended the DOT / Mermaid comment line: the file was invalid

@@ -235,6 +235,7 @@ def _training_table(path, fmt, target, target_file, drop, categorical=()) -> Tra
         if target in drop:
             raise ValueError(f"column {target!r} is both the target and dropped.")
         y = table[target].to_numpy()
+        _check_target_kind(y, f"{os.fspath(path)}[{target!r}]")
         target_name = target
         features = table.drop(columns=[target, *drop])
     unknown = [c for c in categorical if c not in features.columns]
@@ -304,7 +305,16 @@ def _as_target(y: np.ndarray, n_rows: int, where: str) -> np.ndarray:
         raise ValueError(f"{where}: the target must be 1-D, got shape {y.shape}.")
     if y.shape[0] != n_rows:
         raise ValueError(f"{where}: the target has {y.shape[0]} values for {n_rows} rows.")
+    _check_target_kind(y, where)
     return np.asarray(y)
+
+
+def _check_target_kind(y: np.ndarray, where: str) -> None:
+    """Refuse a target of complex, structured or date/time values (numpy would convert them)."""
+    if y.dtype.kind not in "biufOUS":
+        raise ValueError(
+            f"{where}: the target has dtype {y.dtype}; expected numbers, booleans or text."
+        )
 
 
 def _column_index(target: str, n_columns: int, path) -> int:

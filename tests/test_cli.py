@@ -656,6 +656,34 @@ def test_predict_refuses_a_row_with_an_extra_field_as_fit_does(capsys, iris_mode
     assert_failed(code, err, "Expected 4 fields in line 3, saw 5", output=d / "r.npz")
 
 
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.arange(150) + 1j,
+        np.zeros(150, dtype=[("a", "f8"), ("b", "i4")]),
+        np.arange(150).astype("datetime64[D]"),
+    ],
+    ids=["complex", "structured", "datetime"],
+)
+def test_fit_refuses_targets_that_are_not_labels_or_values(capsys, iris_model, y):
+    # numpy's own errors (printing the array) or a silent cast to numbers before
+    np.save(iris_model / "bad_y.npy", y)
+    args = ["fit", iris_model / "X.npy", "--target-file", iris_model / "bad_y.npy"]
+    code, _, err = run(capsys, *args, "-o", iris_model / "b.npz")
+    assert_failed(
+        code, err, f"bad_y.npy: the target has dtype {y.dtype}", output=iris_model / "b.npz"
+    )
+    if y.dtype.kind == "M":
+        pd.DataFrame({"a": np.arange(150.0), "t": y}).to_csv(iris_model / "t.csv", index=False)
+        table = pd.read_csv(iris_model / "t.csv", parse_dates=["t"])
+        pytest.importorskip("pyarrow")
+        table.to_parquet(iris_model / "t.parquet")
+        code, _, err = run(
+            capsys, "fit", iris_model / "t.parquet", "--target", "t", "-o", iris_model / "b.npz"
+        )
+        assert_failed(code, err, "t.parquet['t']: the target has dtype datetime64")
+
+
 def test_show_header_stays_one_line_with_a_newline_in_a_label(capsys, tmp_path):
     X = np.arange(8.0).reshape(-1, 1)
     # a newline ended the DOT / Mermaid comment line: the file was invalid

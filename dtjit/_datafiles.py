@@ -282,9 +282,12 @@ def _raw_csv_header(path) -> list[str]:
 
 
 def _check_unique_names(names: Sequence[str], path) -> None:
-    """Raise ``ValueError`` naming the column names ``path`` repeats, if any."""
+    """Raise ``ValueError`` naming the column names ``path`` repeats, if any.
+
+    Empty names are not compared: pandas names each ``Unnamed: <position>``.
+    """
     seen: set[str] = set()
-    repeated = list(dict.fromkeys(n for n in names if n in seen or seen.add(n)))
+    repeated = list(dict.fromkeys(n for n in names if n and (n in seen or seen.add(n))))
     if repeated:
         raise ValueError(
             f"{os.fspath(path)} has repeated column names: {_listing(repeated)}; a column "

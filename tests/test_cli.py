@@ -632,6 +632,9 @@ def test_repeated_column_names_are_refused(capsys, iris_model, weather_csv):
     (d / "dup.csv").write_text("a,a,c,y\n1,2,3,0\n4,5,6,1\n")
     code, _, err = run(capsys, "fit", d / "dup.csv", "--target", "y", "-o", d / "dup.npz")
     assert_failed(code, err, "dup.csv has repeated column names: 'a'", output=d / "dup.npz")
+    (d / "unnamed.csv").write_text("a,,c,,y\n1,2,3,4,0\n4,5,6,7,1\n")  # pandas: Unnamed: 1, 3
+    code, _, err = run(capsys, "fit", d / "unnamed.csv", "--target", "y", "-o", d / "u.npz")
+    assert code == 0, err
     named = d / "named.npz"
     assert (
         run(capsys, "fit", weather_csv, "--target", "play", "--drop", "outlook", "-o", named)[0]

@@ -603,10 +603,14 @@ def model_file(tmp_path_factory, iris_data):
     est = DecisionTreeClassifier(max_depth=3).fit(X, np.array(["a", "b", "c"])[y])
     path = tmp_path_factory.mktemp("model") / "model.npz"
     dtjit.save(est, path)
+    return (path, *read_npz(path))
+
+
+def read_npz(path):
+    """The header (as a dict) and the arrays of a model file."""
     with np.load(path, allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
-    header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
-    return path, header, arrays
+    return json.loads(arrays.pop("header").tobytes().decode("utf-8")), arrays
 
 
 def write_npz(path, header, arrays):
@@ -875,9 +879,7 @@ def test_load_rejects_fractions_in_a_narrower_outputs_padding(tmp_path):
     X = rng.normal(size=(200, 3))
     y = np.c_[rng.integers(0, 2, 200), rng.integers(0, 3, 200)]  # 2 and 3 classes
     dtjit.save(DecisionTreeClassifier(max_depth=3).fit(X, y), tmp_path / "ok.npz")
-    with np.load(tmp_path / "ok.npz", allow_pickle=False) as npz:
-        arrays = {name: npz[name] for name in npz.files}
-    header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
+    header, arrays = read_npz(tmp_path / "ok.npz")
     arrays["value"] = arrays["value"].copy()
     arrays["value"][3, 0, 2] = 0.25  # output 0 has 2 classes: column 2 is padding
     write_npz(tmp_path / "bad.npz", header, arrays)

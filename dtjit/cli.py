@@ -342,6 +342,15 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def _escaped_names(values: Any) -> list[str] | None:
+    """``values`` as :func:`_printable` strings if escaping changes one of them, else None."""
+    if values is None:
+        return None
+    names = [str(value) for value in values]
+    escaped = [_printable(name) for name in names]
+    return escaped if escaped != names else None
+
+
 # -- predict ---------------------------------------------------------------------------------
 def _add_predict(commands: Any, common: argparse.ArgumentParser) -> None:
     predict = _add_command(
@@ -500,6 +509,16 @@ def _run_show(args: argparse.Namespace) -> int:
             raise ValueError("--max-depth does not apply to --format rules (rules end at leaves).")
         kwargs["max_depth"] = args.max_depth
     model = _load_model(args.model)
+    if args.format in ("text", "rules"):
+        # One node or rule per line: a name with a line break (a quoted CSV header cell, a
+        # label) would split one. DOT and Mermaid escape their labels themselves.
+        feature_names = _escaped_names(getattr(model, "feature_names_in_", None))
+        if feature_names is not None:
+            kwargs["feature_names"] = feature_names
+        if getattr(model, "n_outputs_", 1) == 1:
+            class_names = _escaped_names(getattr(model, "classes_", None))
+            if class_names is not None:
+                kwargs["class_names"] = class_names
     shown = exporter(model, **kwargs)
     text = "\n".join(shown) if isinstance(shown, list) else shown
     print(HEADER_COMMENT[args.format] + describe(model))

@@ -700,6 +700,23 @@ def test_show_header_stays_one_line_with_a_newline_in_a_label(capsys, tmp_path):
         assert not body.startswith(("}", ")", "\r"))
 
 
+def test_show_text_and_rules_keep_a_node_per_line_with_newlines_in_names(capsys, tmp_path):
+    outputs = {}
+    for name, label in (("xy", "ab"), ("x\ny", "a\nb")):  # the same tree, plain names first
+        table = pd.DataFrame({name: np.arange(8.0), "t": [label, "c"] * 4})
+        table.to_csv(tmp_path / "d.csv", index=False)  # a quoted header cell holds the newline
+        model = tmp_path / f"m{len(outputs)}.npz"
+        code, _, err = run(capsys, "fit", tmp_path / "d.csv", "--target", "t", "-o", model)
+        assert code == 0, err
+        for fmt in ("text", "rules"):
+            code, out, err = run(capsys, "show", model, "--format", fmt)
+            assert code == 0, err
+            outputs[name, fmt] = out
+    for fmt in ("text", "rules"):
+        plain, escaped = outputs["xy", fmt], outputs["x\ny", fmt]
+        assert escaped == plain.replace("xy", "x\\ny").replace("ab", "a\\nb"), escaped
+
+
 def test_predict_missing_feature_column_by_name(capsys, weather_csv, weather_model, tmp_path):
     pd.read_csv(weather_csv).drop(columns="humidity").to_csv(tmp_path / "w.csv", index=False)
     output = tmp_path / "p.csv"

@@ -152,6 +152,11 @@ def warm_up_steps(
         model.predict(iris_indicator)
         Classifier(random_state=SEED, n_jobs=-1).fit(X_indicator, y)
 
+    def hist_two_bins() -> None:
+        # A column of two values is binned by one comparison (_binning.two_bin_switch).
+        Classifier(splitter="hist", random_state=SEED).fit(iris_indicator, iris_y)
+        Classifier(splitter="hist", random_state=SEED, n_jobs=-1).fit(X_indicator, y)
+
     def missing_values() -> None:
         for splitter in splitters:
             model = Classifier(splitter=splitter, random_state=SEED).fit(iris_nan, iris_y)
@@ -219,6 +224,8 @@ def warm_up_steps(
                      lambda s=splitter: fit(s, s, None, iris_X, iris_y), family),
                 Step(f"{splitter} fit, {parallel}", lambda s=splitter: fit(s, s, -1, X, y), family),
             ]  # fmt: skip
+    if "hist" in splitters:
+        steps.append(Step("hist fit: a 0/1 column (serial and n_jobs=-1)", hist_two_bins, "hist"))
     steps += [
         Step("classifier: entropy, max_leaf_nodes, max_features, sample_weight, predict_proba, "
              "apply, decision_path (serial and n_jobs=-1)", other_paths, COMMON),

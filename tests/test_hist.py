@@ -94,16 +94,24 @@ def test_sampled_binning_keeps_values_the_sample_missed():
     """Above BIN_SAMPLE_ROWS the bins come from a sample; a rare value still gets its bin."""
     n = _binning.BIN_SAMPLE_ROWS + 50_000
     rng = np.random.default_rng(1)
-    X = np.empty((n, 3), dtype=np.float32)
+    X = np.empty((n, 5), dtype=np.float32)
     X[:, 0] = rng.integers(0, 10, size=n)
     X[:3, 0] = 4.5  # three rows: almost surely not in the sample
     X[:, 1] = rng.normal(size=n)  # many distinct values: quantile bins
     X[:, 2] = rng.integers(0, 300, size=n)  # more than 255 distinct values
+    # Two more such columns (re-binned n_threads columns at a time): a 0/1 column, coded
+    # by one comparison in the sample's bins, and 50 values.
+    X[:, 3] = rng.integers(0, 2, size=n)
+    X[-2:, 3] = 0.5
+    X[:, 4] = rng.integers(0, 50, size=n)
+    X[n // 2, 4] = 7.25
     for n_threads in (1, 2):
         binned = _binning.bin_features(X, 255, n_threads)
-        assert binned.bin_offset[1] == 11  # 0..9 and 4.5
+        np.testing.assert_array_equal(np.diff(binned.bin_offset)[[0, 3, 4]], [11, 3, 51])
         assert 4.5 in binned.bin_min[:11]
-        for f in range(3):
+        assert 0.5 in binned.bin_min[binned.bin_offset[3] : binned.bin_offset[4]]
+        assert 7.25 in binned.bin_min[binned.bin_offset[4] :]
+        for f in range(X.shape[1]):
             bins = slice(binned.bin_offset[f], binned.bin_offset[f + 1])
             # Bin extremes are those of the full data, codes are ordered like the values.
             lo, hi = binned.bin_min[bins], binned.bin_max[bins]

@@ -45,6 +45,9 @@ def user_session() -> None:
         model.fit(np.asfortranarray(big_X), big_y).predict_proba(big_X)
         model = DecisionTreeClassifier(splitter=splitter, criterion="log_loss", random_state=1)
         model.fit(X.astype(np.float32), y).apply(X)
+    indicator = np.column_stack([big_X, big_X[:, 0] > 14.0])  # a 0/1 column
+    for n_jobs in (None, 2):
+        DecisionTreeClassifier(splitter="hist", max_depth=4, n_jobs=n_jobs).fit(indicator, big_y)
     with_nan = X.copy()
     with_nan[::5, 3] = np.nan
     DecisionTreeClassifier(max_leaf_nodes=10).fit(with_nan, y).predict(with_nan)
@@ -117,8 +120,8 @@ def test_nothing_to_compile_without_the_jit(monkeypatch, capsys):
 
 
 def test_step_numbers_are_checked():
-    with pytest.raises(ValueError, match="step numbers go from 0 to 16"):
-        compile_kernels(only=[0, 17])
+    with pytest.raises(ValueError, match="step numbers go from 0 to 17"):
+        compile_kernels(only=[0, 18])
     assert main(["compile", "--only", "1,x"]) == 2
     assert main(["compile", "--only", "-1"]) == 1
 

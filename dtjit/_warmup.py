@@ -126,6 +126,9 @@ def warm_up_steps(
         for splitter in splitters:
             attempt(splitter, regressor_paths, None, diabetes_X, diabetes_y)
             attempt(splitter, regressor_paths, -1, X, target)
+        # scikit-learn's partial_dependence calls this ('recursion', its default for trees).
+        model = Regressor(max_depth=4).fit(diabetes_X, diabetes_y)
+        model._compute_partial_dependence_recursion(diabetes_X[:5, [2, 3]], np.array([2, 3]))
 
     def discretizer() -> None:
         MDLPDiscretizer().fit(iris_X, iris_y).transform(iris_X)
@@ -230,7 +233,7 @@ def warm_up_steps(
         Step("classifier: entropy, max_leaf_nodes, max_features, sample_weight, predict_proba, "
              "apply, decision_path (serial and n_jobs=-1)", other_paths, COMMON),
         Step("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
-             "(serial and n_jobs=-1)", regressor, COMMON),
+             "(serial and n_jobs=-1), partial dependence", regressor, COMMON),
         Step("classifier: a 0/1 column (two-valued search), fit + predict "
              "(serial and n_jobs=-1)", two_valued, COMMON),
         Step("classifier: NaN in X, fit + predict (each splitter)", missing_values, COMMON),

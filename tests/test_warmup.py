@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from numba.core import event
 from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.inspection import partial_dependence
 
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor, MDLPDiscretizer, _warmup
 from dtjit._warmup import COMMON, SPLITTERS, compile_kernels, process_shares, warm_up_steps
@@ -60,6 +61,7 @@ def user_session() -> None:
     for criterion in ("squared_error", "absolute_error", "poisson"):
         DecisionTreeRegressor(criterion=criterion, max_depth=5).fit(Xd, yd).predict(Xd)
     DecisionTreeRegressor(max_depth=5).fit(Xd, np.column_stack([yd, Xd[:, 0]])).predict(Xd)
+    partial_dependence(DecisionTreeRegressor(max_depth=5).fit(Xd, yd), Xd, [0, 1])
     DecisionTreeClassifier(ccp_alpha=0.005).fit(X, y).cost_complexity_pruning_path(X, y)
     MDLPDiscretizer().fit(X, y).transform(X)
 

@@ -11,12 +11,12 @@ Bins are found on a sample of at most ``BIN_SAMPLE_ROWS`` rows (sorted with the 
 splitter's radix presort), then every row is coded by binary search over the edges
 ``edge[b] = high[b] / 2 + low[b + 1] / 2`` (one comparison for a feature of at most two
 bins): ``x`` gets the number of edges below it, so ``code <= b`` iff ``x <= edge[b]``, the
-routing rule of prediction. The coding pass also
-records each bin's smallest and largest value in the *full* data: the histogram splitter
-places a threshold midway between the largest value left and the smallest value right of
-a cut, exactly where the exact splitter puts it. A feature whose sample showed at most
-``max_bins`` distinct values but whose full column has a value the sample missed is binned
-again from the full column, so the "one bin per distinct value" promise holds.
+routing rule of prediction. The coding pass also records each bin's smallest and largest
+value in the *full* data: the histogram splitter places a threshold midway between the
+largest value left and the smallest value right of a cut, exactly where the exact splitter
+puts it. A feature whose sample showed at most ``max_bins`` distinct values but whose full
+column has a value the sample missed is binned again from the full column, so the "one bin
+per distinct value" promise holds.
 
 Missing values (NaN) get a bin of their own after the feature's value bins, code
 ``n_bins[f]``, in every feature that has NaN in the training data (and only there, so the

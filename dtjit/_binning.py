@@ -1,11 +1,12 @@
 """Quantile binning of X into uint8 codes for the histogram splitter.
 
-Bins of a feature are runs of consecutive distinct values. Values closer than
-``FEATURE_THRESHOLD`` (added in float32, as in the exact splitter) are one distinct value.
-When a feature has at most ``max_bins`` distinct values every one gets its own bin, so the
-histogram splitter sees exactly the candidate cuts of the exact splitter; otherwise bins hold
-about equally many rows (quantiles over the distinct values, like LightGBM and
-scikit-learn's HistGradientBoosting).
+Bins of a feature are runs of consecutive distinct values. When a feature has at most
+``max_bins`` distinct values every one gets its own bin, so the histogram splitter sees
+exactly the candidate cuts of the exact splitter (it treats neighbouring bins closer than
+``FEATURE_THRESHOLD`` as tied values, node by node, as the exact splitter does); otherwise
+bins hold about equally many rows (quantiles over the distinct values, like LightGBM and
+scikit-learn's HistGradientBoosting), and values chained closer than ``FEATURE_THRESHOLD``
+(added in float32, as in the exact splitter) stay in one bin.
 
 Bins are found on a sample of at most ``BIN_SAMPLE_ROWS`` rows (sorted with the exact
 splitter's radix presort), then every row is coded by binary search over the edges
@@ -72,15 +73,22 @@ def bins_from_sorted(values, max_bins, out_low, out_high):
 
     Notes
     -----
-    Distinct values (groups of values chained closer than ``FEATURE_THRESHOLD``) are
-    counted; with more than ``max_bins`` of them, bin ``k`` ends after the first distinct
-    value whose cumulative count reaches ``k * n / max_bins``, so a heavy value fills a bin
-    alone and no bin is empty. Cost O(n).
+    With at most ``max_bins`` distinct values, each gets its own bin, even values closer
+    than ``FEATURE_THRESHOLD``: whether such neighbours are tied depends on the values a node
+    holds (a node can lack the middle of a run of near-ties), so the histogram splitter
+    decides it per node, as the exact splitter does. With more distinct values, bins are
+    made of groups of values chained closer than ``FEATURE_THRESHOLD`` (never split, as
+    the exact splitter never cuts inside such a run when it is whole): bin ``k`` ends after
+    the first group whose cumulative count reaches ``k * n / max_bins``, so a heavy value
+    fills a bin alone and no bin is empty. Cost O(n).
     """
     n = values.shape[0]
     group_end = np.empty(n, dtype=np.int64)  # one past each group's last position
     n_groups = 0
+    n_distinct = 1
     for p in range(1, n):
+        if values[p] > values[p - 1]:
+            n_distinct += 1
         if values[p] > values[p - 1] + FEATURE_THRESHOLD:
             group_end[n_groups] = p
             n_groups += 1
@@ -88,6 +96,14 @@ def bins_from_sorted(values, max_bins, out_low, out_high):
     n_groups += 1
     n_bins = 0
     start = 0
+    if n_distinct <= max_bins:
+        for p in range(1, n + 1):
+            if p == n or values[p] > values[p - 1]:
+                out_low[n_bins] = values[start]
+                out_high[n_bins] = values[p - 1]
+                start = p
+                n_bins += 1
+        return n_bins
     if n_groups <= max_bins:
         for g in range(n_groups):
             out_low[n_bins] = values[start]

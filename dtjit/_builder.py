@@ -49,6 +49,7 @@ from ._hist import (
     build_histograms_parallel,
     build_histograms_serial,
     constant_features,
+    features_with_near_ties,
     histogram_width,
     partition_rows,
     subtract_histograms,
@@ -1188,7 +1189,7 @@ def stored_histogram_min_rows(n_features, n_total_bins, width):
 @kernel
 def evaluate_batch_hist(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-    node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
+    node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
     sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
     min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
     weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot, nan_bin, node_bits,
@@ -1231,7 +1232,8 @@ def evaluate_batch_hist(
         node = search_nodes[s]
         if max_features < n_features:
             constant_features(hist_pool, node_slot[node], node_start[node], node_end[node],
-                              codes, bin_offset, n_sweep, unit_weight, constant)  # fmt: skip
+                              codes, bin_offset, bin_min, bin_max, n_sweep, unit_weight,
+                              constant)  # fmt: skip
         draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
     cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
 
@@ -1242,16 +1244,16 @@ def evaluate_batch_hist(
     if parallel and work >= PARALLEL_MIN_WORK:
         sweep_parallel(
             search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
-            rows, codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight,
-            n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-            out_threshold, out_missing, min(4 * n_chunks, n_searched),
+            rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib, sample_weight,
+            unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate,
+            out_proxy, out_cut, out_threshold, out_missing, min(4 * n_chunks, n_searched),
         )  # fmt: skip
     else:
         sweep_serial(
             search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
-            rows, codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight,
-            n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-            out_threshold, out_missing,
+            rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib, sample_weight,
+            unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate,
+            out_proxy, out_cut, out_threshold, out_missing,
         )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
@@ -1537,6 +1539,7 @@ def build_hist(
     nodes, plus O(n_total_bins * n_sweep) per stored-histogram node for the sweeps.
     """
     n_samples, n_features = codes.shape
+    near_ties = features_with_near_ties(bin_offset, bin_min, bin_max)
     n_hist = histogram_width(n_sweep, unit_weight)
     min_stored_rows = stored_histogram_min_rows(n_features, bin_offset[n_features], n_hist)
     capacity = INITIAL_CAPACITY
@@ -1574,8 +1577,8 @@ def build_hist(
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         splits = evaluate_batch_hist(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-            node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, code, contrib,
-            sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
+            node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code,
+            contrib, sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
             min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
             max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot,
             nan_bin, node_bits, categorical_search,

@@ -778,9 +778,7 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         tree is the exact one (up to ties: two splits equally good in exact arithmetic may
         round apart differently in the two splitters' sums, whose order differs, unless
         those sums are exact, as with class counts and unit or integer weights). Values
-        within 1e-7 of their neighbour count as one, as in the exact splitter; but a run of
-        such values spanning more than 1e-7 is one bin for the whole column, while the exact
-        splitter can still cut it in a node that lacks its middle values.
+        within 1e-7 of their neighbour in a node are tied, as in the exact splitter.
     max_depth : int, default=None
         Deepest level a node may have; ``None`` grows until the leaves are pure or too small.
     min_samples_split : int or float, default=2

@@ -1,12 +1,13 @@
 """Slow, obvious references for the histogram splitter: binning, histograms, bin sweeps.
 
-- :func:`reference_bins` bins every feature with numpy (``np.unique``-style distinct values
-  merged by ``FEATURE_THRESHOLD``, quantile cuts by cumulative counts, codes by
-  ``np.searchsorted``), for data of at most ``BIN_SAMPLE_ROWS`` rows (no sampling).
+- :func:`reference_bins` bins every feature with numpy (one bin per distinct value, or
+  quantile cuts by cumulative counts over distinct values merged by ``FEATURE_THRESHOLD``,
+  codes by ``np.searchsorted``), for data of at most ``BIN_SAMPLE_ROWS`` rows (no sampling).
 - :func:`reference_histogram` is ``np.add.at`` over a node's rows.
 - :func:`reference_hist_build` grows a tree with :mod:`_reference`'s growth rules, but each
   node's split is found by sweeping the bins of a histogram built from scratch for that node
-  (no subtraction, no class-boundary skipping), with thresholds midway between the largest
+  (no subtraction, no class-boundary skipping; neighbouring non-empty bins within
+  ``FEATURE_THRESHOLD`` are tied values, not cut), with thresholds midway between the largest
   training value left and the smallest right of the cut.
 """
 
@@ -31,7 +32,15 @@ def _distinct_groups(sorted_values):
 
 
 def _bin_slices(sorted_values, max_bins):
-    """Bins of one feature as slices of its sorted values."""
+    """Bins of one feature as slices of its sorted values.
+
+    One bin per distinct value when there are at most ``max_bins`` (near-ties included),
+    else quantile bins over the runs of near-ties.
+    """
+    changes = np.flatnonzero(sorted_values[1:] > sorted_values[:-1]) + 1
+    if len(changes) + 1 <= max_bins:
+        bounds = [0, *changes.tolist(), len(sorted_values)]
+        return list(zip(bounds[:-1], bounds[1:], strict=True))
     groups = _distinct_groups(sorted_values)
     if len(groups) <= max_bins:
         return groups
@@ -97,6 +106,13 @@ def _hist_split_finder(codes, bin_offset, bin_min, bin_max):
             node_codes = codes[rows, f].astype(np.int64)
             present = np.unique(node_codes)  # the non-empty bins, increasing
             for j in range(1, len(present)):
+                lo_bin = bin_offset[f] + present[j - 1]
+                hi_bin = bin_offset[f] + present[j]
+                if (
+                    not np.float32(bin_min[hi_bin])
+                    > np.float32(bin_max[lo_bin]) + FEATURE_THRESHOLD
+                ):
+                    continue  # tied values, as in _reference's exact sweep (float32)
                 # left = bins up to present[j - 1]; computed from scratch, as in _reference
                 left_rows = rows[node_codes <= present[j - 1]]
                 p = len(left_rows)
@@ -111,8 +127,6 @@ def _hist_split_finder(codes, bin_offset, bin_min, bin_max):
                 proxy = _proxy(left, stats, prm.criterion)
                 if proxy > best_proxy:
                     best_proxy = proxy
-                    lo_bin = bin_offset[f] + present[j - 1]
-                    hi_bin = bin_offset[f] + present[j]
                     best = _Split(
                         feature=f,
                         threshold=bin_max[lo_bin] / 2.0 + bin_min[hi_bin] / 2.0,

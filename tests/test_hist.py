@@ -269,6 +269,115 @@ def test_hist_regressor_equals_exact_with_few_distinct_values(data, params):
     assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-9, atol=1e-12)
 
 
+# Distinct float32 values chained closer than FEATURE_THRESHOLD (1e-7, added in float32):
+# 0 ~ 6e-8 ~ 1.2e-7, and 1 ~ 1 + u ~ 1 + 2u ~ 1 + 3u (u = 1.19e-7, one float32 step at 1,
+# and 1 + 1e-7 rounds to 1 + u): each value is tied with its neighbours, not with the
+# neighbours' neighbours. A node that lacks a run's middle value can be cut inside the run.
+NEAR_TIES = np.array(
+    [0.0, 6e-8, 1.2e-7, *(1.0 + np.arange(4) * np.spacing(np.float32(1.0))), 2.0],
+    dtype=np.float32,
+)
+
+
+@st.composite
+def near_tie_datasets(draw, classification=True):
+    n = draw(st.integers(2, 80))
+    m = draw(st.integers(1, 3))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    X = NEAR_TIES[rng.integers(0, len(NEAR_TIES), size=(n, m))]
+    if draw(st.booleans()):
+        X[rng.random(X.shape) < 0.15] = np.nan
+    if classification:
+        y = rng.integers(0, draw(st.integers(2, 4)), size=n)
+    else:
+        y = rng.integers(-3, 4, size=n).astype(np.float64) / 2.0  # dyadic: exact sums
+    weights = rng.integers(1, 4, size=n).astype(np.float64) if draw(st.booleans()) else None
+    return X, y, weights
+
+
+@SETTINGS
+@given(
+    data=near_tie_datasets(),
+    params=params_strategy,
+    criterion=st.sampled_from(["gini", "entropy"]),
+    max_features=st.sampled_from([None, 0.5]),
+    max_bins=st.sampled_from([8, 255]),
+)
+def test_hist_equals_exact_with_near_ties(data, params, criterion, max_features, max_bins):
+    """Values within 1e-7 of a neighbour have bins of their own, and a node's sweep treats
+    neighbouring bins as the exact splitter treats the values: tied when within 1e-7.
+
+    They once shared one bin for the whole column, so a node holding only 0 and 1.2e-7
+    could not be split between them; and with ``max_features`` a node holding only 0 and
+    6e-8 counted as non-constant, which changed the features drawn.
+    """
+    X, y, weights = data
+    kw = {"criterion": criterion, "max_features": max_features, "random_state": 0, **params}
+    exact = dtjit.DecisionTreeClassifier(**kw).fit(X, y, sample_weight=weights)
+    hist = dtjit.DecisionTreeClassifier(splitter="hist", max_bins=max_bins, **kw)
+    assert_tree_equal(hist.fit(X, y, sample_weight=weights).tree_, exact.tree_, rtol=1e-12)
+
+
+@SETTINGS
+@given(data=near_tie_datasets(classification=False), params=params_strategy)
+def test_hist_regressor_equals_exact_with_near_ties(data, params):
+    X, y, weights = data
+    exact = dtjit.DecisionTreeRegressor(**params).fit(X, y, sample_weight=weights)
+    hist = dtjit.DecisionTreeRegressor(splitter="hist", **params).fit(X, y, sample_weight=weights)
+    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [40, 20_000])  # small nodes (codes) and stored histograms
+def test_near_ties_alone_are_a_constant_feature_for_max_features(n):
+    """A feature of values 0 and 6e-8 only (tied) is constant for the draw of
+    ``max_features``, as in the exact splitter: drawing goes on to a splittable feature."""
+    rng = np.random.default_rng(n)
+    X = np.column_stack(
+        [
+            NEAR_TIES[rng.integers(0, 2, n)],
+            rng.integers(0, 6, n),
+            NEAR_TIES[rng.integers(2, 4, n)],  # 1.2e-7 and 1: not tied
+        ]
+    ).astype(np.float32)
+    y = (X[:, 1] + rng.integers(0, 3, n) > 3).astype(int)
+    for seed in range(8):
+        kw = {"max_features": 1, "random_state": seed}
+        exact = dtjit.DecisionTreeClassifier(**kw).fit(X, y)
+        hist = dtjit.DecisionTreeClassifier(splitter="hist", **kw).fit(X, y)
+        assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1, 2000])  # a small node (listed bins), a stored histogram
+def test_class_boundary_skip_sees_the_whole_group_of_near_ties(scale):
+    """Groups 0 | 0.5 | 1 ~ 1 + u | 1.5 (u one float32 step: tied): the cut 0.5 | 1 lies
+    between bins pure in class 0, but 1's group holds class 1 too, so it is a class boundary
+    and must be scored; it is the best cut."""
+    u = np.spacing(np.float32(1.0))
+    values = np.array([0.0, 0.5, 1.0, 1.0 + u, 1.5], dtype=np.float32)
+    counts = np.array([5, 5, 1, 10, 1]) * scale
+    X = np.repeat(values, counts)[:, None]
+    y = np.repeat([0, 0, 0, 1, 1], counts)
+    exact = dtjit.DecisionTreeClassifier(max_depth=1).fit(X, y)
+    hist = dtjit.DecisionTreeClassifier(splitter="hist", max_depth=1).fit(X, y)
+    assert exact.tree_.threshold[0] == 0.75
+    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-12)
+
+
+def test_near_ties_split_where_the_node_lacks_the_middle_value():
+    """The run 0 ~ 4e-8 ~ 8e-8 ~ 1.2e-7 is whole at the root; the child without its middle
+    values splits 0 from 1.2e-7 (the exact tree, and the only way to fit this y)."""
+    f0 = np.array([0.0, 1.2e-7, 0.4e-7, 0.8e-7] * 5, dtype=np.float32)
+    f1 = np.array([0.0, 0.0, 1.0, 1.0] * 5, dtype=np.float32)
+    X = np.column_stack([f0, f1])
+    y = np.array([0, 1, 2, 2] * 5)
+    exact = dtjit.DecisionTreeClassifier().fit(X, y)
+    hist = dtjit.DecisionTreeClassifier(splitter="hist").fit(X, y)
+    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-12)
+    assert hist.score(X, y) == 1.0
+    assert np.isclose(hist.tree_.threshold[hist.tree_.feature == 0], 6e-8).all()
+
+
 @pytest.mark.parametrize(
     "kw",
     [

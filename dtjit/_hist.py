@@ -164,9 +164,8 @@ def tied_run(hist, first_bin, n_bins, listed, n_listed, j, bin_min, bin_max, n_s
 
 @inline_kernel
 def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
-               total, weight,
-               n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
-               missing_bin, left):  # fmt: skip
+               total, weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
+               min_weight_leaf, missing_bin, left):  # fmt: skip
     """Best cut of one feature for one node: a sweep over its value bins in increasing order.
 
     Parameters
@@ -283,9 +282,8 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
 
 @kernel
 def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
-                   total, weight,
-                   n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
-                   left):  # fmt: skip
+                   total, weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
+                   min_weight_leaf, left):  # fmt: skip
     """Best cut of one feature for one node, NaN rows included (scikit-learn 1.9's rules).
 
     Parameters are those of :func:`sweep_bins`, except that ``n_bins`` counts the feature's
@@ -319,9 +317,8 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     for nan_pass in range(2 if n_missing > 0.0 else 1):
         proxy, cut, threshold = sweep_bins(
             hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, has_near_ties,
-            total, weight,
-            n_rows, n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
-            nan_bin if nan_pass == 1 else -1, left,
+            total, weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
+            min_weight_leaf, nan_bin if nan_pass == 1 else -1, left,
         )  # fmt: skip
         if nan_pass == 0:
             best_proxy, best_cut, best_threshold = proxy, cut, threshold

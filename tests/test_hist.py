@@ -240,35 +240,6 @@ def test_hist_regressor_matches_reference(data, params, max_bins):
     assert_tree_equal(est.tree_, ref, rtol=1e-9, atol=1e-12)
 
 
-@SETTINGS
-@given(
-    data=datasets(classification=True),
-    params=params_strategy,
-    criterion=st.sampled_from(["gini", "entropy"]),
-    max_features=st.sampled_from([None, 0.5]),
-)
-def test_hist_classifier_equals_exact_with_few_distinct_values(data, params, criterion,
-                                                               max_features):  # fmt: skip
-    """At most 8 distinct values per feature: one bin each, so the trees are the same."""
-    X, y, weights = data
-    kw = {"criterion": criterion, "max_features": max_features, "random_state": 0, **params}
-    exact = dtjit.DecisionTreeClassifier(**kw).fit(X, y, sample_weight=weights)
-    hist = dtjit.DecisionTreeClassifier(splitter="hist", **kw).fit(X, y, sample_weight=weights)
-    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-12)
-    ref = _fit_both(exact, X, y, weights, params, True, criterion)
-    if max_features is None:
-        assert_tree_equal(hist.tree_, ref, rtol=1e-12)
-
-
-@SETTINGS
-@given(data=datasets(classification=False), params=params_strategy)
-def test_hist_regressor_equals_exact_with_few_distinct_values(data, params):
-    X, y, weights = data
-    exact = dtjit.DecisionTreeRegressor(**params).fit(X, y, sample_weight=weights)
-    hist = dtjit.DecisionTreeRegressor(splitter="hist", **params).fit(X, y, sample_weight=weights)
-    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-9, atol=1e-12)
-
-
 # Distinct float32 values chained closer than FEATURE_THRESHOLD (1e-7, added in float32):
 # 0 ~ 6e-8 ~ 1.2e-7, and 1 ~ 1 + u ~ 1 + 2u ~ 1 + 3u (u = 1.19e-7, one float32 step at 1,
 # and 1 + 1e-7 rounds to 1 + u): each value is tied with its neighbours, not with the
@@ -298,6 +269,38 @@ def near_tie_datasets(draw, classification=True):
 
 @SETTINGS
 @given(
+    data=datasets(classification=True),
+    params=params_strategy,
+    criterion=st.sampled_from(["gini", "entropy"]),
+    max_features=st.sampled_from([None, 0.5]),
+)
+def test_hist_classifier_equals_exact_with_few_distinct_values(data, params, criterion,
+                                                               max_features):  # fmt: skip
+    """At most 8 distinct values per feature: one bin each, so the trees are the same."""
+    X, y, weights = data
+    kw = {"criterion": criterion, "max_features": max_features, "random_state": 0, **params}
+    exact = dtjit.DecisionTreeClassifier(**kw).fit(X, y, sample_weight=weights)
+    hist = dtjit.DecisionTreeClassifier(splitter="hist", **kw).fit(X, y, sample_weight=weights)
+    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-12)
+    ref = _fit_both(exact, X, y, weights, params, True, criterion)
+    if max_features is None:
+        assert_tree_equal(hist.tree_, ref, rtol=1e-12)
+
+
+@SETTINGS
+@given(
+    data=st.one_of(datasets(classification=False), near_tie_datasets(classification=False)),
+    params=params_strategy,
+)
+def test_hist_regressor_equals_exact_with_few_distinct_values(data, params):
+    X, y, weights = data
+    exact = dtjit.DecisionTreeRegressor(**params).fit(X, y, sample_weight=weights)
+    hist = dtjit.DecisionTreeRegressor(splitter="hist", **params).fit(X, y, sample_weight=weights)
+    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-9, atol=1e-12)
+
+
+@SETTINGS
+@given(
     data=near_tie_datasets(),
     params=params_strategy,
     criterion=st.sampled_from(["gini", "entropy"]),
@@ -317,15 +320,6 @@ def test_hist_equals_exact_with_near_ties(data, params, criterion, max_features,
     exact = dtjit.DecisionTreeClassifier(**kw).fit(X, y, sample_weight=weights)
     hist = dtjit.DecisionTreeClassifier(splitter="hist", max_bins=max_bins, **kw)
     assert_tree_equal(hist.fit(X, y, sample_weight=weights).tree_, exact.tree_, rtol=1e-12)
-
-
-@SETTINGS
-@given(data=near_tie_datasets(classification=False), params=params_strategy)
-def test_hist_regressor_equals_exact_with_near_ties(data, params):
-    X, y, weights = data
-    exact = dtjit.DecisionTreeRegressor(**params).fit(X, y, sample_weight=weights)
-    hist = dtjit.DecisionTreeRegressor(splitter="hist", **params).fit(X, y, sample_weight=weights)
-    assert_tree_equal(hist.tree_, exact.tree_, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("n", [40, 20_000])  # small nodes (codes) and stored histograms

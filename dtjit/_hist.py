@@ -103,13 +103,13 @@ def bin_class(hist, b, n_sweep):
 
 
 @inline_kernel
-def tied(bin_min, bin_max, lower, upper):
-    """Whether bin ``upper``'s values are tied with bin ``lower``'s largest one.
+def tied(low, high):
+    """Whether values ``low <= high`` are tied: within ``FEATURE_THRESHOLD`` of each other.
 
-    The exact splitter's test of neighbouring values, in float32: ``upper``'s smallest value
-    is within ``FEATURE_THRESHOLD`` of ``lower``'s largest.
+    The exact splitter's test, in float32 (``_splitter``); false when ``high`` is NaN (a
+    NaN bin's extremes), so a NaN row is never tied with a value.
     """
-    return np.float32(bin_min[upper]) <= np.float32(bin_max[lower]) + FEATURE_THRESHOLD
+    return np.float32(high) <= np.float32(low) + FEATURE_THRESHOLD
 
 
 @inline_kernel
@@ -123,7 +123,7 @@ def features_with_near_ties(bin_offset, bin_min, bin_max):
     out = np.zeros(n_features, dtype=np.uint8)
     for f in range(n_features):
         for b in range(bin_offset[f], bin_offset[f + 1] - 1):
-            if tied(bin_min, bin_max, b, b + 1):
+            if tied(bin_max[b], bin_min[b + 1]):
                 out[f] = 1
     return out
 
@@ -149,7 +149,7 @@ def tied_run(hist, first_bin, n_bins, listed, n_listed, j, bin_min, bin_max, n_s
         if code >= n_bins:
             break  # the NaN bin, listed last
         b = first_bin + code
-        if not tied(bin_min, bin_max, last, b):
+        if not tied(bin_max[last], bin_min[b]):
             break
         weight_bin, n_bin = bin_totals(hist, b, n_sweep, unit_weight)
         if n_bin == 0.0:
@@ -235,7 +235,7 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
         if n_bin == 0.0:
             continue
         bin_code = bin_class(hist, b, n_sweep) if skip_same_class else -1
-        if has_near_ties and prev_bin >= 0 and tied(bin_min, bin_max, prev_bin, b):
+        if has_near_ties and prev_bin >= 0 and tied(bin_max[prev_bin], bin_min[b]):
             # Bin b joins the previous bin's group of tied values: no cut between them.
             if bin_code != prev_class:
                 prev_class = -1
@@ -652,7 +652,7 @@ def constant_features(hist_pool, slot, start, end, codes, bin_offset, bin_min, b
 
     Constant as in the exact splitter (``_splitter.presorted_constant_features``): the rows
     share one bin (their NaN bin included), or their bins hold no NaN and span at most
-    ``FEATURE_THRESHOLD`` (see :func:`within_threshold`). From the stored histogram when
+    ``FEATURE_THRESHOLD`` (:func:`tied`). From the stored histogram when
     ``slot >= 0`` (its first and last non-empty bins), else from the codes at positions
     ``start .. end - 1``.
     """
@@ -667,7 +667,7 @@ def constant_features(hist_pool, slot, start, end, codes, bin_offset, bin_min, b
                     if lowest < 0:
                         lowest = b
                     highest = b
-            out[f] = lowest == highest or within_threshold(bin_min, bin_max, lowest, highest)
+            out[f] = lowest == highest or tied(bin_min[lowest], bin_max[highest])
         return
     for f in range(n_features):
         out[f] = 1
@@ -679,16 +679,6 @@ def constant_features(hist_pool, slot, start, end, codes, bin_offset, bin_min, b
             if code < lowest or code > highest:
                 lowest = min(lowest, code)
                 highest = max(highest, code)
-                if not within_threshold(bin_min, bin_max, first + lowest, first + highest):
+                if not tied(bin_min[first + lowest], bin_max[first + highest]):
                     out[f] = 0
                     break
-
-
-@inline_kernel
-def within_threshold(bin_min, bin_max, lowest, highest):
-    """Whether the values of bins ``lowest .. highest`` span at most ``FEATURE_THRESHOLD``.
-
-    In float32, as the exact splitter's test; false when ``highest`` is a NaN bin (a NaN
-    row can be split from the others).
-    """
-    return np.float32(bin_max[highest]) <= np.float32(bin_min[lowest]) + FEATURE_THRESHOLD

@@ -75,6 +75,7 @@ from ._multioutput import (
     multi_output_splits_serial,
     stats_of_rows,
 )
+from ._shared_best import new_shared_best
 from ._splitter import (
     NO_SPLIT,
     UPKEEP_ALWAYS,
@@ -494,9 +495,27 @@ def evaluate_batch(
         search_nodes, node_start, node_end, sorted_val, max_features, rng_state, random_split,
         has_two_valued, two_slot,
     )  # fmt: skip
-    out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
+    out_proxy = np.full((n_searched, n_features), NO_SPLIT)  # the sweep skips non-candidates
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
     cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
+    # Each node's best proxy so far, which the exact Gini sweep's pre-test starts from
+    # (``_shared_best``): the two-valued features are scored first, for that start.
+    node_best = new_shared_best(n_searched)
+    if has_two_valued:
+        codes = sorted_code[row_feature]
+        if parallel and work * high_bits.shape[1] * 64 >= PARALLEL_MIN_WORK:
+            two_valued_splits_parallel(
+                search_nodes, two_slot, two_threshold, codes, node_start, node_end,
+                node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
+                min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, node_best,
+                n_chunks,
+            )  # fmt: skip
+        else:
+            two_valued_splits_serial(
+                search_nodes, two_slot, two_threshold, codes, node_start, node_end,
+                node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
+                min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, node_best,
+            )  # fmt: skip
     # The *_search switches are None when the fit cannot use that search: numba then prunes
     # the branch from this specialisation (see :func:`search_switches`).
     if absolute_error_search is not None:
@@ -540,29 +559,15 @@ def evaluate_batch(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-            out_missing, n_chunks,
+            out_missing, node_best, n_chunks,
         )  # fmt: skip
     else:
         best_splits_serial(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-            out_missing,
+            out_missing, node_best,
         )  # fmt: skip
-    if has_two_valued:
-        codes = sorted_code[row_feature]
-        if parallel and work * high_bits.shape[1] * 64 >= PARALLEL_MIN_WORK:
-            two_valued_splits_parallel(
-                search_nodes, two_slot, two_threshold, codes, node_start, node_end,
-                node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
-                min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, n_chunks,
-            )  # fmt: skip
-        else:
-            two_valued_splits_serial(
-                search_nodes, two_slot, two_threshold, codes, node_start, node_end,
-                node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
-                min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing,
-            )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
             search_nodes, cat_candidate, cat_slot, node_start, node_end, node_stats,

@@ -40,6 +40,7 @@ from ._jit import (
     kernel,
     parallel_kernel,
 )
+from ._shared_best import offer_best, read_best
 from ._work_queue import claim_item, new_work_queue
 
 NO_SPLIT = -np.inf
@@ -312,7 +313,8 @@ def score_gini_cut(
             best_proxy = proxy
             best_pos = r
             threshold = np.float64(below) / 2.0 + np.float64(above) / 2.0
-            bound = best_proxy + weight - weight * GINI_BOUND_MARGIN
+            # max: a bound from another feature's best (``known_proxy``) may be higher.
+            bound = max(bound, best_proxy + weight - weight * GINI_BOUND_MARGIN)
     return best_proxy, best_pos, threshold, bound
 
 
@@ -338,7 +340,7 @@ def first_cut_of_weight(weight_p, weight, min_weight_leaf, lo, hi, right):
 @inline_kernel
 def unit_gini_sweep(
     val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
-    min_weight_leaf, left,
+    min_weight_leaf, left, known_proxy,
 ):  # fmt: skip
     """Sweep like :func:`best_split_in_segment`, for Gini on row counts.
 
@@ -346,6 +348,13 @@ def unit_gini_sweep(
     when they go left), ``weight_left`` their number; returns ``proxy, pos, threshold`` as
     the caller does, and leaves ``left`` as scratch (its bytes hold integer counts). The
     caller checks that the node has fewer than ``EXACT_SQUARES_LIMIT`` rows.
+
+    ``known_proxy`` is a proxy that some split of the node is known to reach (another
+    feature's best, see ``_shared_best``; ``NO_SPLIT`` if none): the pre-test then starts
+    from it instead of admitting the first cut, so it turns away the cuts that cannot reach
+    it. Every cut reaching it is still scored, ties included, so the result is this
+    feature's best whenever that best reaches ``known_proxy``; otherwise it is a lesser cut
+    or none, which loses to the known one anyway.
 
     Notes
     -----
@@ -398,6 +407,8 @@ def unit_gini_sweep(
         sq_left, sq_right = add_row_to_left(codes[u], counts, total, sq_left, sq_right)
     # Division-free pre-test of a candidate (see GINI_BOUND_MARGIN); -inf admits the first.
     bound = -np.inf
+    if known_proxy > NO_SPLIT:
+        bound = known_proxy + weight - weight * GINI_BOUND_MARGIN
     if stop - lo > BRANCHY_SWEEP_MIN_ROWS:
         # u indexes, r counts (see "Unsigned positions" in _jit).
         u = np.uint64(lo)
@@ -465,6 +476,7 @@ def best_split_in_segment(
     missing_stats,
     missing_weight,
     left,
+    known_proxy,
 ):
     """Best threshold of one feature for one node: a single sweep over its sorted segment.
 
@@ -503,11 +515,16 @@ def best_split_in_segment(
         Weight of the NaN rows (0 when there are none).
     left : ndarray of float64
         Scratch of at least ``n_sweep`` entries for the left statistics.
+    known_proxy : float
+        A proxy some split of the node reaches, or ``NO_SPLIT``; the Gini sweep on row
+        counts skips the cuts that cannot reach it (:func:`unit_gini_sweep`), the other
+        sweeps ignore it.
 
     Returns
     -------
     proxy : float
-        Score of the best candidate, ``-inf`` when there is none.
+        Score of the best candidate, ``-inf`` when there is none (or, with ``known_proxy``,
+        when no candidate reaches it).
     pos : int
         First non-missing position of the right child (``end`` when there is no candidate).
     threshold : float
@@ -554,7 +571,7 @@ def best_split_in_segment(
     if unit_weight and criterion == GINI and weight < EXACT_SQUARES_LIMIT:
         return unit_gini_sweep(
             val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
-            min_right, min_weight_leaf, left,
+            min_right, min_weight_leaf, left, known_proxy,
         )  # fmt: skip
     u_end = np.uint64(end)  # unsigned positions in the row loops below (see _jit)
     while p < end:
@@ -783,17 +800,26 @@ def best_splits_of_feature(
     out_pos,
     out_threshold,
     out_missing,
+    node_best,
 ):
     """Best split of feature ``f`` for every node of a batch, NaN rows included.
 
-    Writes column ``f`` of the outputs only: ``out_proxy[k, f]``, ``out_pos[k, f]`` and
-    ``out_threshold[k, f]`` as :func:`best_split_in_segment` returns them for node ``k``'s
-    segment (``pos`` is the first non-missing position of the right child; the threshold is
-    ``+inf`` for the split "every value | NaN"), ``out_missing[k, f]`` where the node's NaN
-    rows go: ``1`` left, ``0`` right, ``-1`` when it has none (the builder then sends NaN to
-    the larger child). With ``random_split`` the feature is not swept: ``out_threshold[k, f]``
-    and ``out_missing[k, f]`` hold the threshold and NaN side drawn for node ``k`` on entry
-    and only that split is scored (:func:`random_split_in_segment`).
+    Writes column ``f`` of the outputs only, and only for the nodes with ``candidate[k, f]``
+    (the caller fills ``out_proxy`` with ``NO_SPLIT`` first): ``out_proxy[k, f]``,
+    ``out_pos[k, f]`` and ``out_threshold[k, f]`` as :func:`best_split_in_segment` returns
+    them for node ``k``'s segment (``pos`` is the first non-missing position of the right
+    child; the threshold is ``+inf`` for the split "every value | NaN"), ``out_missing[k, f]``
+    where the node's NaN rows go: ``1`` left, ``0`` right, ``-1`` when it has none (the
+    builder then sends NaN to the larger child). With ``random_split`` the feature is not
+    swept: ``out_threshold[k, f]`` and ``out_missing[k, f]`` hold the threshold and NaN side
+    drawn for node ``k`` on entry and only that split is scored
+    (:func:`random_split_in_segment`).
+
+    ``node_best[k]`` is the best proxy reached so far by node ``k``'s other features
+    (``_shared_best``, shared with the threads searching them): each sweep starts its
+    pre-test from it, and the proxy this feature reaches is offered back. So a feature that
+    loses may report a lesser cut or none (``-inf``) in column ``f``; the winner of the
+    builder's reduction over features, and its cut, are the same as without it.
 
     Notes
     -----
@@ -819,17 +845,19 @@ def best_splits_of_feature(
     val = sorted_val[f]
     codes = sorted_code[f]
     for k in range(nodes.shape[0]):
+        if not candidate[k, f]:
+            continue  # another search's column, or NO_SPLIT from the caller
         node = nodes[k]
         start = node_start[node]
         end = node_end[node]
-        if candidate[k, f] and random_split:
+        if random_split:
             proxy, pos, threshold, missing = random_split_in_segment(
                 idx, val, codes, start, end, contrib, sample_weight, unit_weight,
                 node_stats[node], node_weight[node], n_sweep, criterion, min_samples_leaf,
                 min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1, left,
                 missing_stats,
             )  # fmt: skip
-        elif candidate[k, f]:
+        else:
             total = node_stats[node]
             weight = node_weight[node]
             n_missing = count_missing(val, start, end)
@@ -849,7 +877,7 @@ def best_splits_of_feature(
                     idx, val, codes, start, end_non_missing, contrib, sample_weight,
                     unit_weight, total, weight, n_sweep, criterion, min_samples_leaf,
                     min_weight_leaf, n_missing, nan_pass == 1, missing_stats, missing_weight,
-                    left,
+                    left, read_best(node_best, k),
                 )  # fmt: skip
                 if nan_pass == 0:
                     proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
@@ -864,8 +892,7 @@ def best_splits_of_feature(
                             proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
                 elif pass_proxy > proxy:
                     proxy, pos, threshold, missing = pass_proxy, pass_pos, pass_threshold, 1
-        else:
-            proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
+            offer_best(node_best, k, proxy)
         out_proxy[k, f] = proxy
         out_pos[k, f] = pos
         out_threshold[k, f] = threshold
@@ -876,15 +903,18 @@ def best_splits_of_feature(
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
+    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing, node_best,
 ):  # fmt: skip
-    """Best split of every (node, feature) pair of a batch, one feature after the other."""
+    """Best split of every (node, feature) pair of a batch, one feature after the other.
+
+    ``node_best``: each node's best proxy so far (see :func:`best_splits_of_feature`).
+    """
     for f in range(sorted_idx.shape[0]):
         best_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
             min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-            out_missing,
+            out_missing, node_best,
         )  # fmt: skip
 
 
@@ -892,15 +922,18 @@ def best_splits_serial(
 def best_splits_parallel(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing, n_threads,
+    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing, node_best,
+    n_threads,
 ):  # fmt: skip
     """Compute what :func:`best_splits_serial` does, features spread over ``n_threads``.
 
     Notes
     -----
-    Feature ``f`` writes only column ``f`` of the outputs, so the loop is race-free, and the
-    per-node reduction over features happens afterwards in feature order: results are
-    bit-identical to the serial version.
+    Feature ``f`` writes only column ``f`` of the outputs, and the per-node reduction over
+    features happens afterwards in feature order. The one thing the threads share is each
+    node's best proxy so far (``_shared_best``), which lets a sweep skip what cannot win;
+    it changes what a losing feature reports, never the winner or its cut: trees are
+    bit-identical to the serial version's.
 
     The work items are the parts of each feature's nodes (:func:`parts_of_batch`, one part
     per thread), claimed by the threads as they come free (``_work_queue``). With one node in
@@ -923,7 +956,7 @@ def best_splits_parallel(
                     node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
                     sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
                     min_weight_leaf, random_split, out_proxy[first:stop], out_pos[first:stop],
-                    out_threshold[first:stop], out_missing[first:stop],
+                    out_threshold[first:stop], out_missing[first:stop], node_best[first:stop],
                 )  # fmt: skip
             item = claim_item(queue)
 

@@ -39,6 +39,7 @@ from ._jit import (
     parallel_kernel,
     read_only,
 )
+from ._shared_best import offer_best
 from ._splitter import NO_SPLIT, set_side_flag
 from ._work_queue import claim_item, new_work_queue
 
@@ -284,9 +285,12 @@ def count_high_rows(codes, start, end, row_bits, counts):
 def two_valued_splits_of_node(
     s, node, slot, threshold, codes, node_start, node_end, node_stats, node_weight,
     row_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf, counts, left,
-    out_proxy, out_pos, out_threshold, out_missing,
+    out_proxy, out_pos, out_threshold, out_missing, node_best,
 ):  # fmt: skip
     """Score the two-valued features of one node: row ``s`` of the outputs, their columns only.
+
+    Their best proxy is offered to ``node_best[s]`` (``_shared_best``), where the sweep of
+    the node's other features starts from it.
 
     The candidate and its feasibility are the sweep's (``_splitter.best_split_in_segment``)
     for a segment whose ``low`` rows come first: left ``[start, start + n_low)``, right the
@@ -316,6 +320,7 @@ def two_valued_splits_of_node(
             and min(n_low, n_high) >= min_weight_leaf
         ):
             proxy = single_output_proxy(criterion, left, total, n_sweep, n_low, weight - n_low)
+        offer_best(node_best, s, proxy)
         out_proxy[s, f] = proxy
         out_pos[s, f] = start + np.int64(n_low) if proxy > NO_SPLIT else end
         out_threshold[s, f] = threshold[f] if proxy > NO_SPLIT else 0.0
@@ -326,7 +331,7 @@ def two_valued_splits_of_node(
 def two_valued_splits_serial(
     nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
     n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
-    out_missing,
+    out_missing, node_best,
 ):  # fmt: skip
     """Score the two-valued features of every node of a batch (see the module docstring)."""
     counts = np.empty((64 * row_bits.shape[1], n_sweep), dtype=np.int64)
@@ -335,7 +340,7 @@ def two_valued_splits_serial(
         two_valued_splits_of_node(
             s, nodes[s], slot, threshold, codes, node_start, node_end, node_stats,
             node_weight, row_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
-            counts, left, out_proxy, out_pos, out_threshold, out_missing,
+            counts, left, out_proxy, out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip
 
 
@@ -343,7 +348,7 @@ def two_valued_splits_serial(
 def two_valued_splits_parallel(
     nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
     n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
-    out_missing, n_chunks,
+    out_missing, node_best, n_chunks,
 ):  # fmt: skip
     """Do what :func:`two_valued_splits_serial` does on ``n_chunks`` threads.
 
@@ -360,6 +365,7 @@ def two_valued_splits_parallel(
                 s, nodes[s], slot, threshold, codes, node_start, node_end, node_stats,
                 node_weight, row_bits, n_sweep, criterion, min_samples_leaf,
                 min_weight_leaf, counts, left, out_proxy, out_pos, out_threshold, out_missing,
+                node_best,
             )  # fmt: skip
             s = claim_item(queue)
 

@@ -26,7 +26,7 @@ from _reference import FEATURE_THRESHOLD, gini
 from numba.core.registry import CPUDispatcher
 
 import dtjit
-from dtjit import _builder, _predict, _splitter, _work_queue
+from dtjit import _builder, _predict, _shared_best, _splitter, _work_queue
 
 # Every module of the package, so a new kernel module is checked without being listed here.
 KERNEL_MODULES = [
@@ -498,7 +498,7 @@ def test_unit_gini_sweep_on_long_runs_of_ties(n_classes):
         got = _splitter.unit_gini_sweep(
             val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
             np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), 0.0,
-            np.zeros(n_classes),
+            np.zeros(n_classes), _splitter.NO_SPLIT,
         )  # fmt: skip
         expected = _unit_gini_reference(val, codes, n_classes, min_leaf, min_leaf)
         assert got == expected, trial
@@ -550,6 +550,40 @@ def test_work_queue_hands_out_every_item_once(n_threads):
         assert np.all((owner >= 0) & (owner < n_threads))
 
 
+@numba.njit(parallel=True)
+def _offer_all(values, slot_of, n_slots, n_threads):
+    best = _shared_best.new_shared_best(n_slots)
+    for t in numba.prange(n_threads):
+        for i in range(t, values.shape[0], n_threads):
+            _shared_best.offer_best(best, slot_of[i], values[i])
+    seen = np.empty(n_slots)
+    for k in range(n_slots):
+        seen[k] = _shared_best.read_best(best, k)
+    return seen
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+def test_shared_best_holds_an_offered_value(n_threads):
+    """Each slot ends with a value offered to it (never a torn or invented one), the best one
+    when a single thread offers; a slot offered nothing stays -inf. The plain-Python bodies
+    (the NUMBA_DISABLE_JIT lane) keep the best too."""
+    rng = np.random.default_rng(n_threads)
+    values = rng.normal(size=20_000)
+    slot_of = rng.integers(0, 7, size=values.shape[0])
+    slot_of[slot_of == 6] = 5  # slot 6: offered nothing
+    seen = _offer_all(values, slot_of, 7, n_threads)
+    python_best = np.full(7, -np.inf)
+    for value, k in zip(values, slot_of, strict=True):
+        _shared_best.offer_best(python_best, k, value)
+    for k in range(6):
+        offered = values[slot_of == k]
+        assert seen[k] in offered
+        assert python_best[k] == offered.max() == _shared_best.read_best(python_best, k)
+        if n_threads == 1:
+            assert seen[k] == offered.max()
+    assert seen[6] == -np.inf == python_best[6]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_unit_gini_sweep_keeps_the_first_of_tied_proxies(seed):
     """The division-free pre-test of ``unit_gini_sweep`` drops no cut that can win.
@@ -559,7 +593,9 @@ def test_unit_gini_sweep_keeps_the_first_of_tied_proxies(seed):
     ``min_samples_leaf`` and ``min_weight_leaf`` limits (with unit weights, a least weight
     ``w`` is a least row count ``ceil(w)``). Every fourth segment is longer than
     ``BRANCHY_SWEEP_MIN_ROWS``, so both of the sweep's loops are checked. Proxy, position and
-    threshold must equal the reference's.
+    threshold must equal the reference's, also when the pre-test starts from a proxy known
+    to be reached (``known_proxy``: another feature's best) equal to the best or just under
+    it; from a higher one, the sweep must report nothing better than the best.
     """
     rng = np.random.default_rng(seed)
     for trial in range(40):
@@ -578,11 +614,19 @@ def test_unit_gini_sweep_keeps_the_first_of_tied_proxies(seed):
         min_leaf = int(rng.choice([1, 1, 3, 10]))
         min_weight = float(rng.choice([0.0, 0.0, 2.5, 7.0]))
         total = np.bincount(codes, minlength=n_classes).astype(np.float64)
-        got = _splitter.unit_gini_sweep(
-            val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
-            np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), min_weight,
-            np.zeros(n_classes),
-        )  # fmt: skip
         min_rows = max(min_leaf, int(np.ceil(min_weight)))
         expected = _unit_gini_reference(val, codes, n_classes, min_rows, min_rows)
-        assert got == expected, (seed, trial)
+        best = expected[0]
+        known = [_splitter.NO_SPLIT]
+        if best > _splitter.NO_SPLIT:
+            known += [best, np.nextafter(best, -np.inf), best - 1e-9 * abs(best), best + 0.5]
+        for known_proxy in known:
+            got = _splitter.unit_gini_sweep(
+                val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
+                np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), min_weight,
+                np.zeros(n_classes), known_proxy,
+            )  # fmt: skip
+            if known_proxy > best:
+                assert got[0] <= best, (seed, trial)
+            else:
+                assert got == expected, (seed, trial, known_proxy)

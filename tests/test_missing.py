@@ -39,11 +39,14 @@ def _assert_rows_reproduce_counts(est, X):
 
 
 # ----------------------------------------------------------------- the kernel vs the reference
-def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_leaf, unit=False):
+def _kernel_split(
+    x, y, w, criterion, n_classes, min_samples_leaf, min_weight_leaf, unit=False, known=-np.inf
+):
     """Run ``_splitter.best_splits_of_feature`` on one node holding every row.
 
     ``unit``: the sweep's unit-weight mode (every weight 1), which counts long tied groups
-    from the other end (``_splitter.skip_long_first_group``).
+    from the other end (``_splitter.skip_long_first_group``). ``known``: the node's best
+    proxy from other features (``_shared_best``).
     """
     is_classifier = criterion != "squared_error"
     sorted_idx, sorted_val = _splitter.presort(
@@ -62,7 +65,7 @@ def _kernel_split(x, y, w, criterion, n_classes, min_samples_leaf, min_weight_le
         np.int64(0), one, np.ones((1, 1), np.uint8), one, np.array([len(x)]), total[None, :],
         np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit, n_sweep,
         dtjit._jit.CRITERION_CODES[criterion], min_samples_leaf, float(min_weight_leaf), False,
-        out_proxy, out_pos, out_threshold, out_missing,
+        out_proxy, out_pos, out_threshold, out_missing, np.array([known]),
     )  # fmt: skip
     proxy, pos = out_proxy[0, 0], int(out_pos[0, 0])
     threshold, missing = out_threshold[0, 0], int(out_missing[0, 0])
@@ -84,7 +87,9 @@ def test_split_search_matches_reference(criterion, unit):
     """Random small nodes: same threshold, NaN side and rows left as the slow reference.
 
     Half the columns are skewed 0/1 columns, whose long first or last tied group the sweep
-    takes in one step.
+    takes in one step. Told that another feature reaches this one's best proxy, the search
+    still finds that very split (ties admitted, through both NaN passes); told of a better
+    one, it reports nothing better than its best.
     """
     rng = np.random.default_rng(5)
     n_checked = 0
@@ -115,6 +120,12 @@ def test_split_search_matches_reference(criterion, unit):
         assert got[1] == ref[1]
         assert got[2] == ref[2]
         np.testing.assert_array_equal(got[3], ref[3])
+        args = (x, y, w, criterion, n_classes, msl, mwl, unit)
+        tied = _kernel_split(*args, known=got[0])
+        assert tied[:3] == got[:3], (x, y, got, tied)
+        np.testing.assert_array_equal(tied[3], got[3])
+        beaten = _kernel_split(*args, known=got[0] + 0.5)
+        assert beaten is None or beaten[0] <= got[0]
     assert n_checked > 100
 
 

@@ -25,7 +25,7 @@ overwrite a larger value with a smaller reached one, which only weakens the next
 from __future__ import annotations
 
 import numpy as np
-from numba import types
+from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
@@ -33,10 +33,17 @@ from ._jit import inline_kernel
 
 
 def _float64_slot(context, builder, array_type, array, index_type, k):
-    """Pointer to ``array[k]`` of a 1-D float64 array, any layout (no bounds check)."""
+    """Pointer to ``array[k]`` of a 1-D float64 array, any layout.
+
+    Bounds-checked like an indexing under ``NUMBA_BOUNDSCHECK`` (the bounds-checked lane of
+    the tests), unchecked otherwise.
+    """
     view = context.make_array(array_type)(context, builder, array)
     k = context.cast(builder, k, index_type, types.intp)
-    return cgutils.get_item_pointer(context, builder, array_type, view, [k], wraparound=False)
+    return cgutils.get_item_pointer(
+        context, builder, array_type, view, [k], wraparound=False,
+        boundscheck=config.BOUNDSCHECK,
+    )  # fmt: skip
 
 
 def _is_float64_vector(array):

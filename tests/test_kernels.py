@@ -146,11 +146,18 @@ KERNEL_READING_PAST_THE_END = textwrap.dedent(
     """
     from numba import prange
     from dtjit._jit import parallel_kernel
+    from dtjit._shared_best import new_shared_best, offer_best, read_best
 
     @parallel_kernel
     def shifted_copy(values, out):
         for chunk in prange(out.shape[0]):
             out[chunk] = values[chunk + 1]
+
+    @parallel_kernel
+    def shifted_offer(n):
+        best = new_shared_best(n)
+        for chunk in prange(n):
+            offer_best(best, chunk + 1, read_best(best, chunk))
     """
 )
 
@@ -226,23 +233,30 @@ def test_bounds_checked_kernels(tmp_path):
 
 
 def test_bounds_checked_lane_checks_parallel_loops(tmp_path):
-    """An index past the end inside a prange body raises in the lane (numba alone drops it)."""
+    """An index past the end inside a prange body raises in the lane (numba alone drops it),
+    also through the shared best's atomic accesses (``_shared_best``: no numba indexing)."""
     (tmp_path / "past_the_end.py").write_text(KERNEL_READING_PAST_THE_END)
     script = textwrap.dedent(
         """
         import json, sys
         import numpy as np
         import past_the_end
-        try:
-            past_the_end.shifted_copy(np.zeros(4), np.zeros(4))
-        except IndexError as error:
-            json.dump(str(error), sys.stdout)
-        else:
-            json.dump("no error", sys.stdout)
+        errors = []
+        for call in (
+            lambda: past_the_end.shifted_copy(np.zeros(4), np.zeros(4)),
+            lambda: past_the_end.shifted_offer(4),
+        ):
+            try:
+                call()
+            except IndexError as error:
+                errors.append(str(error))
+            else:
+                errors.append("no error")
+        json.dump(errors, sys.stdout)
         """
     )
     env = {**BOUNDS_CHECKED_LANE, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    assert _run_lane(env, tmp_path, script) == "index is out of bounds"
+    assert _run_lane(env, tmp_path, script) == ["index is out of bounds"] * 2
 
 
 def test_one_signature_per_prediction_kernel_across_layouts():

@@ -11,9 +11,9 @@ numba compiles dtjit's kernels the first time they run and caches the machine co
    ``max_features``, sample weights, ``predict_proba``, ``apply``, ``decision_path``, the
    regressor), serial and parallel; then the paths compiled only on first use: NaN in X, a
    categorical feature, ``gain_ratio`` / ``poisson`` / ``absolute_error``, multi-output y,
-   pruning; and, apart, the MDLP discretizer (``dtjit._warmup.warm_up_steps``, the steps of
-   the ``dtjit compile`` command). Each step is then
-   repeated 3 times in the same process: compile time = first run - fastest repeat. The
+   more than 256 classes (two-byte class codes), pruning; and, apart, the MDLP discretizer
+   (``dtjit._warmup.warm_up_steps``, the steps of the ``dtjit compile`` command). Each step
+   is then repeated 3 times in the same process: compile time = first run - fastest repeat. The
    child also lists dtjit's kernels that the steps did not compile, so "every kernel" is
    checked, not assumed.
    The same child is also run with the normal (warm) cache, after a priming run: the per-step

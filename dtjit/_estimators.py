@@ -892,9 +892,9 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     installing takes about 40-65 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
     own: its first use compiles for about 30 s more. Categorical features,
-    ``criterion="absolute_error"`` and multi-output y are compiled on their first use
-    (about 10-25 s each), apart from the common fit. ``dtjit compile`` (a command) compiles
-    every path ahead of use.
+    ``criterion="absolute_error"``, multi-output y and more than 256 classes are compiled
+    on their first use (about 10-35 s each), apart from the common fit. ``dtjit compile`` (a
+    command) compiles every path ahead of use.
 
     Examples
     --------
@@ -1172,9 +1172,9 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
     installing takes about 40-65 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
     own: its first use compiles for about 30 s more. Categorical features,
-    ``criterion="absolute_error"`` and multi-output y are compiled on their first use
-    (about 10-25 s each), apart from the common fit. ``dtjit compile`` (a command) compiles
-    every path ahead of use.
+    ``criterion="absolute_error"``, multi-output y and more than 256 classes are compiled
+    on their first use (about 10-35 s each), apart from the common fit. ``dtjit compile`` (a
+    command) compiles every path ahead of use.
 
     Examples
     --------

@@ -30,8 +30,10 @@ SEED = 0
 COMMON = "common"
 # Rough seconds each family's steps took to compile in a process of their own while another
 # process compiled too (2 cores, numba 0.68): only to balance `dtjit compile --jobs`.
-FAMILY_COST = {COMMON: 105.0, "hist": 56.0, "categorical": 42.0, "multi-output": 23.0,
-               "criteria": 15.0}  # fmt: skip
+FAMILY_COST = {COMMON: 105.0, "hist": 56.0, "many-classes": 55.0, "categorical": 42.0,
+               "multi-output": 23.0, "criteria": 15.0}  # fmt: skip
+# Classes of the many-classes step: past 256 the presorted class codes take two bytes.
+MANY_CLASSES = 300
 
 
 class Step(NamedTuple):
@@ -72,8 +74,8 @@ def warm_up_steps(
         Names, functions without arguments and families, to be run in this order (a predict
         step uses the model of the fit step before it, and fits it first when run alone).
         Steps of the family ``"common"`` need the kernels of the first, common fit; each
-        other family (``"hist"``, ``"categorical"``, ``"criteria"``, ``"multi-output"``)
-        compiles kernels few fits use and can run in a process of its own.
+        other family (``"hist"``, ``"categorical"``, ``"criteria"``, ``"multi-output"``,
+        ``"many-classes"``) compiles kernels few fits use and can run in a process of its own.
     """
     from sklearn.datasets import load_diabetes, load_iris, make_classification
 
@@ -190,6 +192,16 @@ def warm_up_steps(
             attempt(splitter, lambda s: Regressor(splitter=s, random_state=SEED).fit(
                 diabetes_X, diabetes_two).predict(diabetes_X))  # fmt: skip
 
+    # More than 256 classes: the presorted class codes are uint16 (``_estimators._sorted_codes``),
+    # which compiles the exact split search and partition once more (32 s on its own).
+    many_labels = np.arange(len(y)) % MANY_CLASSES
+    n_few_rows = 3 * MANY_CLASSES
+
+    def many_classes() -> None:
+        model = Classifier(random_state=SEED).fit(X[:n_few_rows], many_labels[:n_few_rows])
+        model.predict_proba(X[:n_few_rows])
+        Classifier(max_depth=6, random_state=SEED, n_jobs=-1).fit(X, many_labels)
+
     def pruning() -> None:
         Classifier(ccp_alpha=0.01).fit(iris_X, iris_y).cost_complexity_pruning_path(iris_X, iris_y)
 
@@ -243,6 +255,8 @@ def warm_up_steps(
              other_criteria, "criteria"),
         Step("classifier / regressor: multi-output y, fit + predict (each splitter)",
              multi_output, "multi-output"),
+        Step(f"classifier: {MANY_CLASSES} classes (two-byte class codes), fit + predict_proba "
+             "(serial and n_jobs=-1)", many_classes, "many-classes"),
         Step("classifier: ccp_alpha and cost_complexity_pruning_path", pruning, COMMON),
         Step("MDLPDiscretizer fit + transform (not a tree kernel)", discretizer, COMMON),
     ]  # fmt: skip

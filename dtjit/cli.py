@@ -576,7 +576,8 @@ def _add_compile(commands: Any, common: argparse.ArgumentParser) -> None:
         "compile every fit and predict path now, into numba's on-disk cache",
         (
             "Run one small fit or predict per compiled path (each splitter, threads, "
-            "categorical features, every criterion, multi-output y, pruning, MDLP), so numba "
+            "categorical features, every criterion, multi-output y, more than 256 classes, "
+            "pruning, MDLP), so numba "
             "compiles dtjit's kernels and caches them; later processes load them in well under "
             "a second. A cold cache takes minutes (about 3 on 2 cores); run it once after "
             "installing or while building an image. The cache is reused by the same dtjit "

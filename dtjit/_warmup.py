@@ -29,7 +29,9 @@ SEED = 0
 # options): the other families compile kernels of their own and can run in other processes.
 COMMON = "common"
 # Rough seconds each family's steps took to compile in a process of their own while another
-# process compiled too (2 cores, numba 0.68): only to balance `dtjit compile --jobs`.
+# process compiled too (2 cores, numba 0.68): only to balance `dtjit compile --jobs`. The
+# many-classes family's is an estimate: 35 s after the common fit in one process, on a day
+# the common fit compiled in 43 s.
 FAMILY_COST = {COMMON: 105.0, "hist": 56.0, "many-classes": 55.0, "categorical": 42.0,
                "multi-output": 23.0, "criteria": 15.0}  # fmt: skip
 # Classes of the many-classes step: past 256 the presorted class codes take two bytes.

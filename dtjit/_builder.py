@@ -570,7 +570,8 @@ def evaluate_batch(
         )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
-            search_nodes, cat_candidate, cat_slot, node_start, node_end, node_stats,
+            parallel and work * out_bits.shape[1] >= PARALLEL_MIN_WORK, search_nodes,
+            cat_candidate, cat_slot, node_start, node_end, node_stats,
             node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
             criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
         )  # fmt: skip
@@ -1224,10 +1225,12 @@ def evaluate_batch_hist(
     if n_searched == 0:
         return splits
     work = 0
+    rows_searched = 0
     max_segment = np.int64(0)
     for node in search_nodes:
         n = node_end[node] - node_start[node]
         work += bin_offset[n_features] if node_slot[node] >= 0 else 2 * n * n_features
+        rows_searched += n
         max_segment = max(max_segment, n)
 
     candidate = np.empty((n_searched, n_features), dtype=np.uint8)
@@ -1262,7 +1265,8 @@ def evaluate_batch_hist(
         )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
-            search_nodes, cat_candidate, cat_slot, nan_bin, bin_offset, node_start, node_end,
+            parallel and rows_searched * out_bits.shape[1] >= PARALLEL_MIN_WORK, search_nodes,
+            cat_candidate, cat_slot, nan_bin, bin_offset, node_start, node_end,
             node_stats, node_weight, rows, codes, code, contrib, sample_weight, n_sweep,
             criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
         )  # fmt: skip

@@ -380,20 +380,49 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
         out_pos[s, f] = start + n_left
 
 
-@parallel_kernel
-def categorical_splits_presorted(nodes, candidate, cat_slot, node_start, node_end, node_stats,
-                                 node_weight, sorted_idx, sorted_val, sorted_code, contrib,
-                                 sample_weight, n_sweep, criterion, min_samples_leaf,
+@kernel
+def categorical_splits_presorted(threaded, nodes, candidate, cat_slot, node_start, node_end,
+                                 node_stats, node_weight, sorted_idx, sorted_val, sorted_code,
+                                 contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
                                  min_weight_leaf, out_proxy, out_pos, out_bits):  # fmt: skip
     """Best subset split of every (node, categorical candidate feature) of a batch.
 
     Writes ``out_proxy[s, f]``, ``out_pos[s, f]`` (``start`` plus the rows going left) and
-    the split row ``out_bits[s, cat_slot[f]]`` for the categorical columns only.
+    the split row ``out_bits[s, cat_slot[f]]`` for the categorical columns only. Nodes are
+    spread over threads when ``threaded``.
 
     Notes
     -----
-    Iteration ``s`` writes only row ``s`` of the outputs, so the node loop is race-free;
-    numba runs it serially when the caller is in a single-threaded section.
+    Without ``threaded`` no parallel region is entered, even on one thread: a forked child
+    of a process running GNU OpenMP is killed at its first one (``_threads``), and entering
+    one costs more than a small batch's search.
+    """
+    if threaded:
+        categorical_splits_presorted_parallel(
+            nodes, candidate, cat_slot, node_start, node_end, node_stats, node_weight,
+            sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
+        )  # fmt: skip
+        return
+    for s in range(nodes.shape[0]):
+        categorical_splits_presorted_node(
+            np.int64(s), nodes[s], candidate, cat_slot, node_start, node_end, node_stats,
+            node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
+            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
+        )  # fmt: skip
+
+
+@parallel_kernel
+def categorical_splits_presorted_parallel(nodes, candidate, cat_slot, node_start, node_end,
+                                          node_stats, node_weight, sorted_idx, sorted_val,
+                                          sorted_code, contrib, sample_weight, n_sweep,
+                                          criterion, min_samples_leaf, min_weight_leaf,
+                                          out_proxy, out_pos, out_bits):  # fmt: skip
+    """:func:`categorical_splits_presorted` on threads.
+
+    Notes
+    -----
+    Iteration ``s`` writes only row ``s`` of the outputs, so the node loop is race-free.
     """
     for s in prange(nodes.shape[0]):
         # np.int64: a prange index is unsigned and would compile the callee a second time.
@@ -434,10 +463,10 @@ def categorical_splits_binned_node(s, node, candidate, cat_slot, nan_bin, bin_of
         out_proxy[s, f] = proxy
 
 
-@parallel_kernel
-def categorical_splits_binned(nodes, candidate, cat_slot, nan_bin, bin_offset, node_start,
-                              node_end, node_stats, node_weight, rows, codes, code, contrib,
-                              sample_weight, n_sweep, criterion, min_samples_leaf,
+@kernel
+def categorical_splits_binned(threaded, nodes, candidate, cat_slot, nan_bin, bin_offset,
+                              node_start, node_end, node_stats, node_weight, rows, codes, code,
+                              contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
                               min_weight_leaf, out_proxy, out_bits):  # fmt: skip
     """Do what :func:`categorical_splits_presorted` does, over binned rows (``splitter="hist"``).
 
@@ -446,8 +475,30 @@ def categorical_splits_binned(nodes, candidate, cat_slot, nan_bin, bin_offset, n
     The statistics are summed from the node's rows, not read from its histogram: O(rows)
     per (node, categorical feature), the cost of building that histogram once more.
     """
+    if threaded:
+        categorical_splits_binned_parallel(
+            nodes, candidate, cat_slot, nan_bin, bin_offset, node_start, node_end, node_stats,
+            node_weight, rows, codes, code, contrib, sample_weight, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
+        )  # fmt: skip
+        return
+    for s in range(nodes.shape[0]):
+        categorical_splits_binned_node(
+            np.int64(s), nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start,
+            node_end, node_stats, node_weight, rows, codes, code, contrib, sample_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
+        )  # fmt: skip
+
+
+@parallel_kernel
+def categorical_splits_binned_parallel(nodes, candidate, cat_slot, nan_bin, bin_offset,
+                                       node_start, node_end, node_stats, node_weight, rows,
+                                       codes, code, contrib, sample_weight, n_sweep, criterion,
+                                       min_samples_leaf, min_weight_leaf, out_proxy,
+                                       out_bits):  # fmt: skip
+    """:func:`categorical_splits_binned` on threads (iteration ``s`` writes only row ``s``)."""
     for s in prange(nodes.shape[0]):
-        # np.int64: see categorical_splits_presorted.
+        # np.int64: see categorical_splits_presorted_parallel.
         categorical_splits_binned_node(
             np.int64(s), nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start,
             node_end, node_stats, node_weight, rows, codes, code, contrib, sample_weight,

@@ -66,11 +66,17 @@ def route(
     categorical = _categorical_args(tree, categorical_column)
     if categorical is not None:
         rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
-        with numba_threads(n_threads):
+        with numba_threads(n_threads) as threads:
             for start, stop, block in _blocks.iter_float32_blocks(X, rows):
-                found = _predict_categorical.route_rows_categorical(
-                    block, *categorical, payload, out[start:stop]
-                )
+                # The serial path enters no parallel region (see ``_threads``).
+                if threads > 1 and block.size >= PARALLEL_MIN_WORK:
+                    found = _predict_categorical.route_rows_categorical(
+                        block, *categorical, payload, out[start:stop]
+                    )
+                else:
+                    found = _predict_categorical.route_block_categorical(
+                        block, 0, len(block), *categorical, payload, out[start:stop]
+                    )
                 raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
     packed = tree.packed_nodes()

@@ -171,10 +171,19 @@ def warm_up_steps(
 
     categorical_splitters = [s for s in splitters if s != "random"]  # "random" refuses them
 
+    # Columns 0-7 as integer codes of 4-5 categories: 20,000 rows x 8 categorical features is
+    # above the threshold of the threaded subset search.
+    X_cat = X.copy()
+    X_cat[:, :8] = np.clip(np.floor(X[:, :8]) + 2.0, 0.0, 4.0)
+
     def categorical() -> None:
         for splitter in categorical_splitters:
             model = Classifier(splitter=splitter, categorical_features=[0]).fit(iris_cat, iris_y)
             model.predict(iris_cat), model.apply(iris_cat), model.decision_path(iris_cat)
+            model = Classifier(
+                splitter=splitter, categorical_features=list(range(8)), max_depth=6, n_jobs=-1
+            )
+            model.fit(X_cat, y).predict(X_cat)
 
     def other_criteria() -> None:
         for splitter in splitters:
@@ -251,8 +260,9 @@ def warm_up_steps(
         Step("classifier: a 0/1 column (two-valued search), fit + predict "
              "(serial and n_jobs=-1)", two_valued, COMMON),
         Step("classifier: NaN in X, fit + predict (each splitter)", missing_values, COMMON),
-        Step("classifier: a categorical feature, fit + predict, apply, decision_path "
-             f"({', '.join(categorical_splitters)})", categorical, "categorical"),
+        Step("classifier: categorical features, fit + predict, apply, decision_path "
+             f"(serial and n_jobs=-1; {', '.join(categorical_splitters)})", categorical,
+             "categorical"),
         Step("classifier / regressor: gain_ratio, poisson, absolute_error (each splitter)",
              other_criteria, "criteria"),
         Step("classifier / regressor: multi-output y, fit + predict (each splitter)",

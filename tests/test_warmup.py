@@ -58,9 +58,15 @@ def user_session() -> None:
         model.fit(big_X[rows], many_classes[rows]).predict(X)
     categories = X.copy()
     categories[:, 0] = np.arange(len(y)) % 5
+    # 24 categorical columns of 5690 rows: the threaded subset search and routing.
+    big_categories = np.floor(big_X / big_X.std(axis=0))
     for splitter in ("best", "hist"):
         model = DecisionTreeClassifier(splitter=splitter, categorical_features=[0], max_depth=4)
         model.fit(categories, y).decision_path(categories)
+        model = DecisionTreeClassifier(
+            splitter=splitter, categorical_features=list(range(24)), max_depth=4, n_jobs=2
+        )
+        model.fit(big_categories, big_y).predict(big_categories)
     Xd, yd = load_diabetes(return_X_y=True)
     for criterion in ("squared_error", "absolute_error", "poisson"):
         DecisionTreeRegressor(criterion=criterion, max_depth=5).fit(Xd, yd).predict(Xd)

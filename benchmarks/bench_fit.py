@@ -176,7 +176,7 @@ class Contender:
 
     @property
     def threads(self) -> int:
-        from dtjit._jit import resolve_n_jobs  # the package's own reading of n_jobs
+        from dtjit._threads import resolve_n_jobs  # the package's own reading of n_jobs
 
         return resolve_n_jobs(self.n_jobs)
 

@@ -35,11 +35,10 @@ from ._jit import (
     SQUARED_ERROR,
     TREE_LEAF,
     multi_output_criterion,
-    numba_threads,
     read_only,
-    resolve_n_jobs,
 )
 from ._sklearn_link import register_with_sklearn_tree
+from ._threads import numba_threads, usable_threads
 from ._tree import Tree
 from ._validation import (
     check_class_weight_values,
@@ -108,7 +107,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
     # -- fitting -----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any, sample_weight: Any, *, is_classifier: bool) -> Any:
         self._validate_params()
-        n_threads = resolve_n_jobs(self.n_jobs)
+        n_threads = usable_threads(self.n_jobs)
         raw_X = X
         cat_features = np.zeros(0, dtype=np.int64)
         if self.categorical_features is not None:
@@ -529,7 +528,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         See :func:`dtjit._routing.route`.
         """
         # Checked here even when a small X runs serially: set_params after fit is unvalidated.
-        threads = resolve_n_jobs(self.n_jobs)
+        threads = usable_threads(self.n_jobs)
         return _routing.route(self.tree_, X, payload, threads, self._categorical_column_mask())
 
     def apply(self, X: Any, check_input: bool = True) -> np.ndarray:
@@ -802,6 +801,9 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     n_jobs : int, default=None
         Threads for fit and predict: ``None`` means 1, ``-1`` all cores. Parallel work is
         only started for inputs large enough to pay for it; results do not depend on it.
+        In a process forked (``multiprocessing``'s ``fork`` start method) from one where
+        numba's GNU OpenMP threads had started, which numba would terminate at its first
+        parallel region, everything runs on one thread with a ``RuntimeWarning``.
     ccp_alpha : float, default=0.0
         Complexity parameter of minimal cost-complexity pruning, applied after growing
         (scikit-learn's semantics): the weakest link is pruned while its effective alpha is

@@ -15,10 +15,7 @@ so the flags are set in one place and a test can check them:
 
 from __future__ import annotations
 
-import contextlib
-import numbers
 import os
-from collections.abc import Iterator
 
 # Threading. Numba picks its layer itself (TBB if installed, else OpenMP, else workqueue);
 # on the machines we measured it is OpenMP (libgomp). By default libgomp's worker threads
@@ -133,32 +130,6 @@ CRITERION_CODES = {
 PARALLEL_MIN_WORK = 1 << 17
 
 
-def resolve_n_jobs(n_jobs: int | None) -> int:
-    """Translate scikit-learn's ``n_jobs`` convention into a thread count.
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        ``None`` means 1; ``-1`` means all cores numba may use; ``-k`` means all but ``k - 1``.
-
-    Returns
-    -------
-    int
-        A thread count between 1 and ``numba.config.NUMBA_NUM_THREADS``.
-    """
-    available = numba.config.NUMBA_NUM_THREADS
-    if n_jobs is None:
-        return 1
-    # fit validates its parameters; predict after set_params(n_jobs=...) arrives here unchecked
-    if not isinstance(n_jobs, numbers.Integral):
-        raise ValueError(f"n_jobs must be None or an int, got {n_jobs!r}.")
-    if n_jobs == 0:
-        raise ValueError("n_jobs == 0 has no meaning; use None, a positive int or -1.")
-    if n_jobs < 0:
-        return max(1, available + 1 + n_jobs)
-    return min(int(n_jobs), available)
-
-
 def read_only(X: np.ndarray) -> np.ndarray:
     """Return a read-only view of ``X`` (no copy), the form fit kernels read X in.
 
@@ -180,25 +151,3 @@ def read_only(X: np.ndarray) -> np.ndarray:
     view = X.view()
     view.flags.writeable = False
     return view
-
-
-@contextlib.contextmanager
-def numba_threads(n_threads: int) -> Iterator[int]:
-    """Run a block with numba's thread count set to ``n_threads``, restoring it afterwards.
-
-    Parameters
-    ----------
-    n_threads : int
-        Threads the parallel kernels of the block may use.
-
-    Yields
-    ------
-    int
-        The thread count in force.
-    """
-    previous = numba.get_num_threads()
-    numba.set_num_threads(n_threads)
-    try:
-        yield n_threads
-    finally:
-        numba.set_num_threads(previous)

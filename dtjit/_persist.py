@@ -9,7 +9,7 @@ import numpy as np
 
 from . import __version__
 from ._estimators import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
-from ._jit import resolve_n_jobs
+from ._threads import resolve_n_jobs
 from ._tree import (
     FORMAT_NAME,
     FORMAT_VERSION,

@@ -12,7 +12,8 @@ import numpy as np
 from scipy import sparse
 
 from . import _blocks, _predict, _predict_categorical
-from ._jit import PARALLEL_MIN_WORK, numba_threads
+from ._jit import PARALLEL_MIN_WORK
+from ._threads import numba_threads
 from ._tree import Tree
 
 # NaN in X is a missing value in fit and predict (infinity stays an error in both).

@@ -1,0 +1,180 @@
+"""Threads where numba's threading layer would kill the process (``dtjit._threads``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+
+import numba
+import pytest
+
+from dtjit import _threads
+
+needs_two_threads = pytest.mark.skipif(
+    numba.config.NUMBA_NUM_THREADS < 2, reason="numba has a single thread here"
+)
+
+# Models of every kind that has threaded paths (presort, sweeps, partition, subset search,
+# routing), on data large enough to take them at n_jobs=2: numeric and categorical, exact and
+# hist. fit_all returns each model's node count and predict_proba.
+MODELS = """
+import numpy as np
+from sklearn.datasets import make_classification
+from dtjit import DecisionTreeClassifier
+
+X, y = make_classification(
+    n_samples=30_000, n_features=10, n_informative=6, n_classes=3, random_state=0
+)
+X_cat = X.copy()
+X_cat[:, :6] = np.clip(np.floor(X[:, :6]) + 2.0, 0.0, 4.0)  # 6 columns of 5 categories
+CATEGORICAL = {"categorical_features": [0, 1, 2, 3, 4, 5], "max_depth": 8}
+CASES = [
+    (X, {}), (X, {"splitter": "hist"}),
+    (X_cat, CATEGORICAL), (X_cat, {**CATEGORICAL, "splitter": "hist"}),
+]
+
+
+def fit_all(n_jobs):
+    out = []
+    for data, params in CASES:
+        model = DecisionTreeClassifier(n_jobs=n_jobs, random_state=0, **params).fit(data, y)
+        out.append((model.tree_.node_count, model.predict_proba(data)))
+    return out
+
+
+def same(a, b):
+    return all(na == nb and np.array_equal(pa, pb) for (na, pa), (nb, pb) in zip(a, b))
+"""
+
+# The parent starts numba's layer with serial fits, then forks; the child fits and predicts
+# serially and on two threads. The parent reports how the child ended (it must not hang).
+FORK_SCRIPT = (
+    MODELS
+    + """
+import os, signal, sys, time, traceback, warnings
+from dtjit import _threads
+
+expected = fit_all(None)
+gnu_openmp = _threads._is_gnu_openmp(_threads.started_layer())
+pid = os.fork()
+if pid == 0:
+    code = 2
+    try:
+        with warnings.catch_warnings(record=True) as serial_warnings:
+            warnings.simplefilter("always")
+            serial = fit_all(None)
+        with warnings.catch_warnings(record=True) as threaded_warnings:
+            warnings.simplefilter("always")
+            threaded = fit_all(2)
+        forked = [w for w in threaded_warnings if "was forked" in str(w.message)]
+        checks = [
+            same(serial, expected), same(threaded, expected), not serial_warnings,
+            # a warning per threaded fit and predict, in a child of GNU OpenMP only
+            len(forked) == (2 * len(CASES) if gnu_openmp else 0),
+            all(w.category is RuntimeWarning for w in forked),
+        ]
+        print("child checks", checks, flush=True)
+        code = 0 if all(checks) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+deadline = time.monotonic() + 240
+while True:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    if time.monotonic() > deadline:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        sys.exit("the forked child hung")
+    time.sleep(0.05)
+if os.WIFSIGNALED(status):
+    sys.exit(f"the forked child was killed by signal {os.WTERMSIG(status)}")
+print("gnu_openmp", gnu_openmp, flush=True)
+sys.exit(os.WEXITSTATUS(status))
+"""
+)
+
+
+def _run(script: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+        env=None if env is None else {**os.environ, **env},
+    )  # fmt: skip
+
+
+# Under the workqueue layer, four threads fit and predict at once, two of them threaded.
+WORKQUEUE_SCRIPT = (
+    MODELS
+    + """
+import threading
+import numba
+
+expected = fit_all(None)
+assert numba.threading_layer() == "workqueue", numba.threading_layer()
+results = {}
+
+
+def work(k):
+    results[k] = fit_all(2 if k % 2 == 0 else None)
+
+
+threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print("same", [same(results[k], expected) for k in range(4)], flush=True)
+"""
+)
+
+
+@needs_two_threads
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_forked_child_of_gnu_openmp_runs_serially_with_a_warning():
+    # Without the guard numba's GNU OpenMP layer killed the child at its first threaded
+    # call (SIGTERM), and a multiprocessing pool waited for it forever; the serial subset
+    # search and routing entered parallel regions too, so even n_jobs=None died.
+    proc = _run(FORK_SCRIPT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "child checks [True, True, True, True, True]" in proc.stdout
+
+
+@needs_two_threads
+def test_threads_take_turns_under_a_layer_that_is_not_thread_safe():
+    # Without the turns, numba's workqueue layer aborted the process ("Concurrent access has
+    # been detected") as soon as two threads were in parallel regions.
+    proc = _run(WORKQUEUE_SCRIPT, {"NUMBA_THREADING_LAYER": "workqueue"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "same [True, True, True, True]" in proc.stdout
+
+
+def test_usable_threads_is_one_in_a_forked_child_of_gnu_openmp(monkeypatch):
+    monkeypatch.setattr(_threads, "_forked_from_gnu_openmp", False)
+    assert _threads.usable_threads(-1) == numba.config.NUMBA_NUM_THREADS
+    monkeypatch.setattr(_threads, "_forked_from_gnu_openmp", True)
+    assert _threads.usable_threads(None) == 1  # nothing asked, nothing to say
+    if numba.config.NUMBA_NUM_THREADS > 1:
+        with pytest.warns(RuntimeWarning, match="1 thread instead of 2: this process was forked"):
+            assert _threads.usable_threads(2) == 1
+    with pytest.raises(ValueError, match="n_jobs == 0"):
+        _threads.usable_threads(0)
+
+
+@pytest.mark.parametrize(
+    ("layer", "vendor", "flagged"),
+    [("omp", "GNU", True), ("omp", None, True), ("omp", "Intel", False), ("tbb", None, False),
+     ("workqueue", None, False), (None, None, False)],
+)  # fmt: skip
+def test_fork_flags_only_a_child_of_gnu_openmp(monkeypatch, layer, vendor, flagged):
+    monkeypatch.setattr(_threads, "_forked_from_gnu_openmp", False)
+    monkeypatch.setattr(_threads, "started_layer", lambda: layer)
+    omppool = (
+        types.SimpleNamespace() if vendor is None else types.SimpleNamespace(openmp_vendor=vendor)
+    )
+    monkeypatch.setitem(sys.modules, "numba.np.ufunc.omppool", omppool)
+    _threads._note_fork()
+    assert _threads._forked_from_gnu_openmp is flagged

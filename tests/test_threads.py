@@ -49,12 +49,15 @@ def same(a, b):
 """
 
 # The parent starts numba's layer with serial fits, then forks; the child fits and predicts
-# serially and on two threads. The parent reports how the child ended (it must not hang).
+# serially and on two threads, then runs every step of `dtjit compile` (every kind of fit and
+# predict, serial and n_jobs=-1): a parallel region entered anywhere would kill it. The parent
+# reports how the child ended (it must not hang).
 FORK_SCRIPT = (
     MODELS
     + """
 import os, signal, sys, time, traceback, warnings
 from dtjit import _threads
+from dtjit._warmup import warm_up_steps
 
 expected = fit_all(None)
 gnu_openmp = _threads._is_gnu_openmp(_threads.started_layer())
@@ -69,7 +72,13 @@ if pid == 0:
             warnings.simplefilter("always")
             threaded = fit_all(2)
         forked = [w for w in threaded_warnings if "was forked" in str(w.message)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            steps = warm_up_steps()
+            for step in steps:
+                step.run()
         checks = [
+            len(steps) > 10,
             same(serial, expected), same(threaded, expected), not serial_warnings,
             # a warning per threaded fit and predict, in a child of GNU OpenMP only
             len(forked) == (2 * len(CASES) if gnu_openmp else 0),
@@ -140,7 +149,7 @@ def test_forked_child_of_gnu_openmp_runs_serially_with_a_warning():
     # search and routing entered parallel regions too, so even n_jobs=None died.
     proc = _run(FORK_SCRIPT)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "child checks [True, True, True, True, True]" in proc.stdout
+    assert "child checks [True, True, True, True, True, True]" in proc.stdout
 
 
 @needs_two_threads

@@ -74,18 +74,36 @@ def n_category_words(n_categories):
 
 
 @inline_kernel
+def category_bit(x, n_words):
+    """Bit of category value ``x`` (float) in a bitset of ``n_words`` words; -1 if it has none.
+
+    NaN and codes beyond the bitset have none: they follow the split's missing side.
+    """
+    if math.isnan(x):
+        return np.int64(-1)
+    c = np.int64(x)
+    if c < 0 or c >= 64 * n_words:
+        return np.int64(-1)
+    return c
+
+
+@inline_kernel
+def bit_is_set(word, bit):
+    """Whether bit ``bit & 63`` of the uint64 ``word`` is set."""
+    return ((word >> np.uint64(bit & 63)) & np.uint64(1)) != 0
+
+
+@inline_kernel
 def category_goes_left(x, bits, missing_left):
     """Whether a row whose category value is ``x`` (float) goes left at a subset split.
 
     ``bits`` holds the left set (bit ``c`` of word ``c >> 6``); NaN, and codes beyond the
     bitset, follow ``missing_left``.
     """
-    if math.isnan(x):
+    c = category_bit(x, bits.shape[0])
+    if c < 0:
         return missing_left != 0
-    c = np.int64(x)
-    if c < 0 or c >= 64 * bits.shape[0]:
-        return missing_left != 0
-    return ((bits[c >> 6] >> np.uint64(c & 63)) & np.uint64(1)) != 0
+    return bit_is_set(bits[c >> 6], c)
 
 
 @inline_kernel

@@ -12,7 +12,7 @@ row is read: the fractions are the nodes' ``weighted_n_node_samples``.
 
 A split on a target feature routes the grid value as ``predict`` would: ``x <= threshold`` with
 x as float32 (scikit-learn's grid dtype), NaN to the node's missing side, categories by the
-split's bitset (``_predict_categorical.next_node``).
+split's bitset (``_predict_categorical.child_of_split``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._jit import TREE_LEAF, kernel
-from ._predict_categorical import next_node
+from ._predict_categorical import child_of_split
 
 
 @kernel
@@ -72,9 +72,9 @@ def partial_dependence_of_grid(
                     column = j
                     break
             if column >= 0:
-                stack_node[size] = next_node(
-                    grid[g, column], node, threshold, left, missing_left, categorical_set,
-                    category_bits,
+                stack_node[size] = child_of_split(
+                    grid[g, column], categorical_set[node], category_bits, missing_left[node],
+                    threshold[node], left[node],
                 )  # fmt: skip
                 stack_weight[size] = weight
                 size += 1

@@ -5,6 +5,12 @@ split needs a bitset lookup instead, so trees holding one are routed here. Input
 float32, C-contiguous blocks as in ``_predict``; the same scan reports infinity anywhere and
 NaN in a *numeric* column (NaN in a categorical column is a missing category and routes by
 ``missing_left``).
+
+The step from a split to its child (:func:`child_of_split`) gets the node's fields as scalars
+and only the bitset table as an array: its former form took every tree array, and numba then
+updated their reference counts at every step (12 calls into its runtime per step), which made
+routing 4.9x slower (2.84 ms against 0.57 ms for 4,000 rows of a 51,895-node tree,
+2026-11-27).
 """
 
 from __future__ import annotations
@@ -14,24 +20,28 @@ import math
 import numpy as np
 from numba import prange
 
-from ._categorical import category_goes_left
+from ._categorical import bit_is_set, category_bit
 from ._jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
 from ._predict import ROWS_FINITE, ROWS_HAVE_INF, ROWS_HAVE_NAN, ROWS_PER_TASK
 
 
 @inline_kernel
-def next_node(x, node, threshold, left, missing_left, categorical_set, category_bits):
-    """Return the child of split ``node`` that a row with split value ``x`` goes to."""
-    k = categorical_set[node]
+def child_of_split(x, k, category_bits, missing_left, threshold, left_child):
+    """Return the child a row with split value ``x`` goes to at a split node.
+
+    The node's fields: ``k`` its row of ``category_bits`` (-1: a threshold split),
+    ``missing_left``, ``threshold``, ``left_child`` (the right child is the next id).
+    """
     if k >= 0:
-        go_left = category_goes_left(x, category_bits[k], missing_left[node])
+        c = category_bit(x, category_bits.shape[1])
+        go_left = missing_left != 0 if c < 0 else bit_is_set(category_bits[k, c >> 6], c)
     elif math.isnan(x):
-        go_left = missing_left[node] != 0
+        go_left = missing_left != 0
     else:
-        # float32 x against the float64 threshold: exact, like the packed kernels'
-        # rounded-down float32 thresholds.
-        go_left = np.float64(x) <= threshold[node]
-    return left[node] if go_left else left[node] + 1
+        # float32 x against the float64 threshold: exact, like the packed kernels' rounded-down
+        # float32 thresholds.
+        go_left = np.float64(x) <= threshold
+    return left_child if go_left else left_child + 1
 
 
 @inline_kernel
@@ -64,9 +74,12 @@ def route_block_categorical(X, start, stop, feature, threshold, left, missing_le
     for i in range(start, stop):
         node = 0
         while left[node] != TREE_LEAF:
-            node = next_node(X[i, feature[node]], node, threshold, left, missing_left,
-                             categorical_set, category_bits)  # fmt: skip
-        out[i] = payload[node]
+            node = child_of_split(
+                X[i, feature[node]], categorical_set[node], category_bits, missing_left[node],
+                threshold[node], left[node],
+            )  # fmt: skip
+        for j in range(payload.shape[1]):  # not out[i] = payload[node]: no views per row
+            out[i, j] = payload[node, j]
     return found
 
 
@@ -131,8 +144,10 @@ def decision_path_categorical(X, feature, threshold, left, missing_left, categor
         indices[nnz] = node
         nnz += 1
         while left[node] != TREE_LEAF:
-            node = next_node(X[i, feature[node]], node, threshold, left, missing_left,
-                             categorical_set, category_bits)  # fmt: skip
+            node = child_of_split(
+                X[i, feature[node]], categorical_set[node], category_bits, missing_left[node],
+                threshold[node], left[node],
+            )  # fmt: skip
             indices[nnz] = node
             nnz += 1
         indptr[i + 1] = nnz

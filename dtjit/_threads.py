@@ -39,8 +39,8 @@ import numba
 # the flag is inherited, in that process's own children): a parallel region would kill it.
 _forked_from_gnu_openmp = False
 
-# Taken by calls on more than one thread when numba's layer is not thread-safe. Re-entrant:
-# a call may run another inside it (a fit's own prediction, say) on the same thread.
+# Taken by calls on more than one thread when numba's layer is not thread-safe. Re-entrant,
+# so a threaded call made inside another on the same thread cannot deadlock.
 _parallel_turn = threading.RLock()
 
 

@@ -35,6 +35,7 @@ from ._absolute_error import (
     absolute_error_splits_serial,
     rank_targets,
 )
+from ._borrow import borrowed, keep_alive
 from ._categorical import (
     categorical_splits_binned,
     categorical_splits_presorted,
@@ -475,10 +476,17 @@ def evaluate_batch(
     Random numbers (``max_features``, random thresholds) are drawn here, serially, in batch
     order: per node the features first, then one threshold per candidate in feature order.
     """
+    two_slot, two_threshold, high_bits = two_valued
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_, sorted_idx,
+     sorted_val, sorted_code, code, contrib, sample_weight, y, rng_state, cat_slot, node_bits,
+     two_slot, two_threshold, high_bits) = borrowed((
+        nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+        sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, rng_state, cat_slot,
+        node_bits, two_slot, two_threshold, high_bits))  # fmt: skip
     n_features = sorted_idx.shape[0]
     splits = new_splits(nodes.shape[0], node_stats.shape[1])
     split_feature, split_pos, split_threshold, improvement, child_stats, _, _ = splits[:7]
-    two_slot, two_threshold, high_bits = two_valued
     has_two_valued = high_bits.shape[1] > 0
     searched, search_nodes = nodes_to_search(
         nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
@@ -773,6 +781,15 @@ def apply_splits(
     :func:`evaluate_batch`; ``upkeep``: see ``_splitter.partition_feature``.
     """
     two_slot, _, high_bits = two_valued
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (nodes, split_feature, split_pos, split_threshold, split_missing, child_stats, child_weight,
+     child_impurity, feature, threshold, left, right, missing_left, node_start, node_end,
+     node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val, sorted_code,
+     goes_left, cat_slot, node_bits, two_slot, high_bits) = borrowed((
+        nodes, split_feature, split_pos, split_threshold, split_missing, child_stats,
+        child_weight, child_impurity, feature, threshold, left, right, missing_left, node_start,
+        node_end, node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val,
+        sorted_code, goes_left, cat_slot, node_bits, two_slot, high_bits))  # fmt: skip
     n_batch = nodes.shape[0]
     split_nodes = np.empty(n_batch, dtype=np.int64)
     split_features = np.empty(n_batch, dtype=np.int32)
@@ -1215,6 +1232,13 @@ def evaluate_batch_hist(
     builder; a node is swept from its stored histogram (slot ``node_slot[node] >= 0``) or
     from one built on the spot.
     """
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_, node_slot,
+     hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
+     sample_weight, y, rng_state, cat_slot, nan_bin, node_bits) = borrowed((
+        nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
+        node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
+        sample_weight, y, rng_state, cat_slot, nan_bin, node_bits))  # fmt: skip
     n_features = codes.shape[1]
     splits = new_splits(nodes.shape[0], node_stats.shape[1])
     searched, search_nodes = nodes_to_search(
@@ -1307,9 +1331,20 @@ def split_nodes(
     ``searched[s]`` of the split record, so disjoint node ranges may run concurrently.
     """
     child_stats = splits[4]
-    scratch_rows = np.empty(max_segment, dtype=np.int32)
-    scratch_codes = np.empty((max_segment, codes.shape[1]), dtype=np.uint8)
-    scratch_code = np.empty(max_segment, dtype=np.int32)
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
+     node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
+     cat_slot, nan_bin, node_bits, out_bits, child_stats) = borrowed((
+        searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
+        node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
+        sample_weight, y, cat_slot, nan_bin, node_bits, out_bits, child_stats))  # fmt: skip
+    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
+    owned = (
+        np.empty(max_segment, dtype=np.int32),
+        np.empty((max_segment, codes.shape[1]), dtype=np.uint8),
+        np.empty(max_segment, dtype=np.int32),
+    )
+    scratch_rows, scratch_codes, scratch_code = borrowed(owned)
     inverse = np.zeros(256, dtype=np.uint8)  # set by each subset split before use
     for s in range(first, stop):
         node = search_nodes[s]
@@ -1352,6 +1387,7 @@ def split_nodes(
             min_impurity_decrease, splits, rows, node_start[node], node_end[node], y,
             sample_weight, mdl_stop, None,
         )  # fmt: skip
+    keep_alive(owned)
 
 
 @parallel_kernel

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from ._borrow import borrowed, keep_alive
 from ._criterion import is_classification, single_output_proxy
 from ._jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
 from ._splitter import values_versus_missing_proxy
@@ -374,11 +375,15 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
     """
     n_features = codes.shape[1]
     n_total = bin_offset[n_features]
-    scratch = np.zeros((n_total, histogram_width(n_sweep, unit_weight)), dtype=np.float64)
-    occupancy = np.empty((n_features, 4), dtype=np.uint64)
-    listed = np.empty((n_features, 256), dtype=np.int64)
-    n_listed = np.empty(n_features, dtype=np.int64)
-    left = np.empty(n_sweep, dtype=np.float64)
+    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
+    owned = (
+        np.zeros((n_total, histogram_width(n_sweep, unit_weight)), dtype=np.float64),
+        np.empty((n_features, 4), dtype=np.uint64),
+        np.empty((n_features, 256), dtype=np.int64),
+        np.empty(n_features, dtype=np.int64),
+        np.empty(n_sweep, dtype=np.float64),
+    )
+    scratch, occupancy, listed, n_listed, left = borrowed(owned)
     for s in range(first, stop):
         node = searched_nodes[s]
         if node_slot[node] >= 0:
@@ -393,6 +398,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
                    criterion, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut,
                    out_threshold, out_missing)  # fmt: skip
         clear_rows(start, end, codes, bin_offset, scratch)
+    keep_alive(owned)
 
 
 # Bit index of a power of two: multiply by a de Bruijn constant, look up the top 6 bits.
@@ -457,13 +463,23 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
                out_missing)  # fmt: skip
 
 
-@inline_kernel
+@kernel
 def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
                  hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
                  sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
                  min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
                  out_missing):  # fmt: skip
-    """Best cut of every (searched node, candidate feature) pair, on one thread."""
+    """Best cut of every (searched node, candidate feature) pair, on one thread.
+
+    A kernel of its own, not an inline helper, so that it may borrow its arguments.
+    """
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, rows,
+     codes, bin_offset, bin_min, bin_max, near_ties, code, contrib, sample_weight, candidate,
+     out_proxy, out_cut, out_threshold, out_missing) = borrowed((
+        searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, rows,
+        codes, bin_offset, bin_min, bin_max, near_ties, code, contrib, sample_weight, candidate,
+        out_proxy, out_cut, out_threshold, out_missing))  # fmt: skip
     for s in range(searched_nodes.shape[0]):
         if node_slot[searched_nodes[s]] >= 0:
             sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
@@ -514,6 +530,10 @@ def build_histograms_serial(task_slot, task_start, task_end, rows, codes, bin_of
                             contrib, sample_weight, unit_weight, n_sweep,
                             hist_pool):  # fmt: skip
     """Fill slot ``task_slot[t]`` (zeroed here) with the rows ``task_start[t] .. task_end[t]``."""
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (task_slot, task_start, task_end, rows, codes, bin_offset, code, contrib, sample_weight,
+     hist_pool) = borrowed((task_slot, task_start, task_end, rows, codes, bin_offset, code,
+                            contrib, sample_weight, hist_pool))  # fmt: skip
     n_features = codes.shape[1]
     for t in range(task_slot.shape[0]):
         hist = hist_pool[task_slot[t]]

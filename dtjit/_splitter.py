@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from ._borrow import borrowed, keep_alive
 from ._criterion import (
     children_proxy,
     entropy_term,
@@ -1109,14 +1110,24 @@ def partition_rows(idx, start, end, goes_left, flip, rows, scratch):
 def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip, sorted_idx,
                      sorted_val, sorted_code, upkeep, row_bits, max_segment):  # fmt: skip
     """Partition every feature's segments of the split nodes, one feature after the other."""
-    scratch_idx = np.empty(max_segment, dtype=np.int32)
-    scratch_val = np.empty(max_segment, dtype=np.float32)
-    scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
-    scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype)
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (nodes, node_start, node_end, split_feature, goes_left, flip, sorted_idx, sorted_val,
+     sorted_code, upkeep, row_bits) = borrowed((
+        nodes, node_start, node_end, split_feature, goes_left, flip, sorted_idx, sorted_val,
+        sorted_code, upkeep, row_bits))  # fmt: skip
+    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
+    owned = (
+        np.empty(max_segment, dtype=np.int32),
+        np.empty(max_segment, dtype=np.float32),
+        np.empty(max_segment, dtype=sorted_code.dtype),
+        np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype),
+    )
+    scratch_idx, scratch_val, scratch_code, scratch_bits = borrowed(owned)
     for f in range(sorted_idx.shape[0]):
         partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, flip,
                           sorted_idx, sorted_val, sorted_code, upkeep, row_bits, scratch_idx,
                           scratch_val, scratch_code, scratch_bits)  # fmt: skip
+    keep_alive(owned)
 
 
 @parallel_kernel

@@ -30,6 +30,7 @@ from numba import prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
+from ._borrow import borrowed, keep_alive
 from ._criterion import single_output_proxy
 from ._jit import (
     FEATURE_THRESHOLD,
@@ -334,14 +335,24 @@ def two_valued_splits_serial(
     out_missing, node_best,
 ):  # fmt: skip
     """Score the two-valued features of every node of a batch (see the module docstring)."""
-    counts = np.empty((64 * row_bits.shape[1], n_sweep), dtype=np.int64)
-    left = np.empty(n_sweep, dtype=np.float64)
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
+     out_proxy, out_pos, out_threshold, out_missing, node_best) = borrowed((
+        nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
+        out_proxy, out_pos, out_threshold, out_missing, node_best))  # fmt: skip
+    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
+    owned = (
+        np.empty((64 * row_bits.shape[1], n_sweep), dtype=np.int64),
+        np.empty(n_sweep, dtype=np.float64),
+    )
+    counts, left = borrowed(owned)
     for s in range(nodes.shape[0]):
         two_valued_splits_of_node(
             s, nodes[s], slot, threshold, codes, node_start, node_end, node_stats,
             node_weight, row_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
             counts, left, out_proxy, out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip
+    keep_alive(owned)
 
 
 @parallel_kernel

@@ -1,0 +1,85 @@
+"""Array views that skip reference counting, for the hot loops of serial kernels.
+
+Every time compiled code hands an array to an inlined helper, numba increments and later
+decrements the array's reference count (an atomic add on its meminfo, in a runtime call).
+In a loop over thousands of small nodes that calls a few helpers with a dozen arrays each,
+those updates are a measurable part of a one-thread fit. Numba's threaded loops do not pay
+them: the body of a ``prange`` receives its arrays with no meminfo, and updating a null
+meminfo is a skipped branch. :func:`borrowed` gives serial kernels the same views.
+
+Rule of use: only a kernel's own *arguments* are borrowed, and the views never leave the
+call (not returned, not stored). The caller holds a reference to each argument for the whole
+call, so the memory stays alive. A view of an array created inside the kernel would not keep
+it alive: numba may free the array right after its last use, which is the ``borrowed`` call
+itself.
+"""
+
+from __future__ import annotations
+
+from numba import types
+from numba.extending import intrinsic, overload
+
+
+def _view_without_meminfo(context, builder, array_type, array):
+    """Return the array struct with a null meminfo (data, shape and strides shared)."""
+    source = context.make_array(array_type)(context, builder, array)
+    view = context.make_array(array_type)(context, builder)
+    view.meminfo = context.get_constant_null(types.MemInfoPointer(types.voidptr))
+    view.parent = source.parent
+    view.nitems = source.nitems
+    view.itemsize = source.itemsize
+    view.data = source.data
+    view.shape = source.shape
+    view.strides = source.strides
+    return view._getvalue()
+
+
+@intrinsic
+def _borrow_arrays(typingctx, values):
+    if not isinstance(values, types.BaseTuple):
+        return None
+
+    def codegen(context, builder, signature, args):
+        items = []
+        for i, item_type in enumerate(signature.args[0]):
+            item = builder.extract_value(args[0], i)
+            if isinstance(item_type, types.Array):
+                item = _view_without_meminfo(context, builder, item_type, item)
+            else:
+                context.nrt.incref(builder, item_type, item)
+            items.append(item)
+        return context.make_tuple(builder, signature.return_type, items)
+
+    return values(values), codegen
+
+
+def borrowed(values):
+    """Return ``values``, a tuple, with every array in it replaced by an uncounted view.
+
+    In Python this is the identity. In compiled code the arrays of the result share data,
+    shape and strides with the inputs but carry no meminfo, so passing them on costs no
+    reference-count updates. See the module docstring for when that is safe.
+    """
+    return values
+
+
+@overload(borrowed, inline="always")
+def _borrowed_compiled(values):
+    return lambda values: _borrow_arrays(values)
+
+
+@intrinsic
+def _keep_alive(typingctx, values):
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return types.none(values), codegen
+
+
+def keep_alive(values):
+    """Use ``values`` here, so numba frees none of them before this point."""
+
+
+@overload(keep_alive, inline="always")
+def _keep_alive_compiled(values):
+    return lambda values: _keep_alive(values)

@@ -51,6 +51,7 @@ import math
 import numpy as np
 from numba import prange
 
+from ._borrow import borrowed, keep_alive
 from ._criterion import single_output_proxy
 from ._jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
 from ._splitter import set_side_flag
@@ -364,6 +365,21 @@ def binned_category_stats(rows, start, end, codes, f, nan_bin, n_bins, code, con
     return m
 
 
+@inline_kernel
+def new_category_scratch(n, n_sweep):
+    """Return the scratch of one node's search over at most ``n`` categories.
+
+    Per category: its code, statistics, weight, row count and side.
+    """
+    return (
+        np.empty(n, dtype=np.int64),
+        np.empty((n, n_sweep), dtype=np.float64),
+        np.empty(n, dtype=np.float64),
+        np.empty(n, dtype=np.int64),
+        np.zeros(n, dtype=np.uint8),
+    )
+
+
 @kernel
 def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, node_end,
                                       node_stats, node_weight, sorted_idx, sorted_val,
@@ -371,14 +387,18 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
                                       min_samples_leaf, min_weight_leaf, out_proxy, out_pos,
                                       out_bits):  # fmt: skip
     """Search every categorical candidate feature of one node (row ``s`` of the outputs)."""
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (candidate, cat_slot, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
+     sorted_code, contrib, sample_weight, out_proxy, out_pos, out_bits) = borrowed((
+        candidate, cat_slot, node_start, node_end, node_stats, node_weight, sorted_idx,
+        sorted_val, sorted_code, contrib, sample_weight, out_proxy, out_pos,
+        out_bits))  # fmt: skip
     start = node_start[node]
     end = node_end[node]
     n = end - start
-    cat_code = np.empty(n, dtype=np.int64)
-    cat_stats = np.empty((n, n_sweep), dtype=np.float64)
-    cat_weight = np.empty(n, dtype=np.float64)
-    cat_count = np.empty(n, dtype=np.int64)
-    side = np.zeros(n, dtype=np.uint8)
+    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
+    owned = new_category_scratch(n, n_sweep)
+    cat_code, cat_stats, cat_weight, cat_count, side = borrowed(owned)
     for f in range(cat_slot.shape[0]):
         if cat_slot[f] < 0 or not candidate[s, f]:
             continue
@@ -396,6 +416,7 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
         )  # fmt: skip
         out_proxy[s, f] = proxy
         out_pos[s, f] = start + n_left
+    keep_alive(owned)
 
 
 @kernel
@@ -458,14 +479,17 @@ def categorical_splits_binned_node(s, node, candidate, cat_slot, nan_bin, bin_of
                                    min_samples_leaf, min_weight_leaf, out_proxy,
                                    out_bits):  # fmt: skip
     """Search every categorical candidate feature of one node in the histogram layout."""
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    (candidate, cat_slot, nan_bin, bin_offset, node_start, node_end, node_stats, node_weight,
+     rows, codes, code, contrib, sample_weight, out_proxy, out_bits) = borrowed((
+        candidate, cat_slot, nan_bin, bin_offset, node_start, node_end, node_stats, node_weight,
+        rows, codes, code, contrib, sample_weight, out_proxy, out_bits))  # fmt: skip
     max_bins = 0
     for f in range(cat_slot.shape[0]):
         max_bins = max(max_bins, bin_offset[f + 1] - bin_offset[f])
-    cat_code = np.empty(max_bins, dtype=np.int64)
-    cat_stats = np.empty((max_bins, n_sweep), dtype=np.float64)
-    cat_weight = np.empty(max_bins, dtype=np.float64)
-    cat_count = np.empty(max_bins, dtype=np.int64)
-    side = np.zeros(max_bins, dtype=np.uint8)
+    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
+    owned = new_category_scratch(max_bins, n_sweep)
+    cat_code, cat_stats, cat_weight, cat_count, side = borrowed(owned)
     for f in range(cat_slot.shape[0]):
         if cat_slot[f] < 0 or not candidate[s, f]:
             continue
@@ -479,6 +503,7 @@ def categorical_splits_binned_node(s, node, candidate, cat_slot, nan_bin, bin_of
             n_sweep, criterion, min_samples_leaf, min_weight_leaf, side, out_bits[s, cat_slot[f]],
         )  # fmt: skip
         out_proxy[s, f] = proxy
+    keep_alive(owned)
 
 
 @kernel

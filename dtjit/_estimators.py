@@ -893,9 +893,9 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
     installing takes about 40-65 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
-    own: its first use compiles for about 30 s more. Categorical features,
+    own: its first use compiles for about 25-35 s more. Categorical features,
     ``criterion="absolute_error"``, multi-output y and more than 256 classes are compiled
-    on their first use (about 10-35 s each), apart from the common fit. ``dtjit compile`` (a
+    on their first use (about 7-35 s each), apart from the common fit. ``dtjit compile`` (a
     command) compiles every path ahead of use.
 
     Examples
@@ -1173,9 +1173,9 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
     installing takes about 40-65 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
-    own: its first use compiles for about 30 s more. Categorical features,
+    own: its first use compiles for about 25-35 s more. Categorical features,
     ``criterion="absolute_error"``, multi-output y and more than 256 classes are compiled
-    on their first use (about 10-35 s each), apart from the common fit. ``dtjit compile`` (a
+    on their first use (about 7-35 s each), apart from the common fit. ``dtjit compile`` (a
     command) compiles every path ahead of use.
 
     Examples

@@ -304,6 +304,10 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     a later candidate wins only if strictly better. A feature or node without NaN is one
     sweep. Cost O(n_bins * n_sweep).
     """
+    # Uncounted views of the arguments for the loops below (``_borrow``).
+    hist, listed, bin_min, bin_max, total, left = borrowed(
+        (hist, listed, bin_min, bin_max, total, left)
+    )
     nan_bin = first_bin + n_bins - 1
     n_values = n_bins
     weight_missing, n_missing = 0.0, 0.0

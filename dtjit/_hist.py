@@ -628,7 +628,10 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
         out_right[j] = 0.0
     weight_left = 0.0
     weight_right = 0.0
-    y_range = np.array([np.inf, -np.inf, np.inf, -np.inf])
+    # The sides' target ranges as scalars and their sums written per side: an array
+    # allocated per call, or a variable switched between out_left and out_right, would
+    # cost runtime reference-count calls per node or per row.
+    low_left, high_left, low_right, high_right = np.inf, -np.inf, np.inf, -np.inf
     write = start
     n_right = 0
     for p in range(start, end):
@@ -641,31 +644,32 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
             for g in range(n_features):
                 codes[write, g] = codes[p, g]
             write += 1
-            out = out_left
             weight_left += sample_weight[i]
-            side = 0
+            out_left[c] += contrib[i]
+            if is_regression:
+                out_left[1] += contrib[i] * y[i]
+                low_left = min(low_left, y[i])
+                high_left = max(high_left, y[i])
         else:
             scratch_rows[n_right] = i
             scratch_code[n_right] = c
             for g in range(n_features):
                 scratch_codes[n_right, g] = codes[p, g]
             n_right += 1
-            out = out_right
             weight_right += sample_weight[i]
-            side = 2
-        out[c] += contrib[i]
-        if is_regression:
-            out[1] += contrib[i] * y[i]
-            y_range[side] = min(y_range[side], y[i])
-            y_range[side + 1] = max(y_range[side + 1], y[i])
+            out_right[c] += contrib[i]
+            if is_regression:
+                out_right[1] += contrib[i] * y[i]
+                low_right = min(low_right, y[i])
+                high_right = max(high_right, y[i])
     for r in range(n_right):
         rows[write + r] = scratch_rows[r]
         code[write + r] = scratch_code[r]
         for g in range(n_features):
             codes[write + r, g] = scratch_codes[r, g]
     if is_regression:
-        out_left[2] = y_range[1] - y_range[0]
-        out_right[2] = y_range[3] - y_range[2]
+        out_left[2] = high_left - low_left
+        out_right[2] = high_right - low_right
     return write, weight_left, weight_right
 
 

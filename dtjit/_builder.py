@@ -1300,16 +1300,16 @@ def evaluate_batch_hist(
         split_nodes_parallel(
             searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
             node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-            sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease,
-            splits, max_segment, n_chunks_split, mdl_stop, cat_slot, nan_bin,
-            node_bits, out_bits,
+            sample_weight, y, is_regression, unit_weight, criterion, weight_root,
+            min_impurity_decrease, splits, max_segment, n_chunks_split, mdl_stop, cat_slot,
+            nan_bin, node_bits, out_bits,
         )  # fmt: skip
     else:
         split_nodes(
             np.int64(0), n_searched, searched, search_nodes, out_proxy, out_cut, out_threshold,
             out_missing,
             node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
-            contrib, sample_weight, y, is_regression, criterion, weight_root,
+            contrib, sample_weight, y, is_regression, unit_weight, criterion, weight_root,
             min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits,
             out_bits,
         )  # fmt: skip
@@ -1320,8 +1320,8 @@ def evaluate_batch_hist(
 def split_nodes(
     first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
     node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-    sample_weight, y, is_regression, criterion, weight_root, min_impurity_decrease, splits,
-    max_segment, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
+    sample_weight, y, is_regression, unit_weight, criterion, weight_root, min_impurity_decrease,
+    splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
 ):  # fmt: skip
     """Reduce, partition and accept the best splits of searched nodes ``first .. stop - 1``.
 
@@ -1376,8 +1376,8 @@ def split_nodes(
             nan_code = -1
         pos, weight_left, weight_right = partition_rows(
             rows, node_start[node], node_end[node], codes, best_f, cut, nan_code, code,
-            contrib, sample_weight, y, is_regression, scratch_rows, scratch_codes, scratch_code,
-            child_stats[k, 0], child_stats[k, 1],
+            contrib, sample_weight, y, is_regression, unit_weight, scratch_rows, scratch_codes,
+            scratch_code, child_stats[k, 0], child_stats[k, 1],
         )  # fmt: skip
         if cat_slot[best_f] >= 0:
             restore_bins(codes, node_start[node], node_end[node], best_f, inverse)
@@ -1394,8 +1394,8 @@ def split_nodes(
 def split_nodes_parallel(
     searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
     node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
-    is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
-    n_chunks, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
+    is_regression, unit_weight, criterion, weight_root, min_impurity_decrease, splits,
+    max_segment, n_chunks, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
 ):  # fmt: skip
     """Run :func:`split_nodes` over ``n_chunks`` contiguous ranges of nodes on threads.
 
@@ -1407,8 +1407,8 @@ def split_nodes_parallel(
             t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, searched,
             search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
             node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
-            is_regression, criterion, weight_root, min_impurity_decrease, splits, max_segment,
-            mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
+            is_regression, unit_weight, criterion, weight_root, min_impurity_decrease, splits,
+            max_segment, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
         )  # fmt: skip
 
 

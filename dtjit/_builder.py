@@ -1213,15 +1213,17 @@ def stored_histogram_min_rows(n_features, n_total_bins, width):
 def evaluate_batch_hist(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
     node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-    sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
-    min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features,
-    weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot, nan_bin, node_bits,
-    categorical_search,
+    sample_weight, unit_weight, y, position_contrib, position_weight, position_y, is_regression,
+    n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+    min_impurity_decrease, max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop,
+    cat_slot, nan_bin, node_bits, categorical_search,
 ):  # fmt: skip
     """Do what :func:`evaluate_batch` does, over histograms of binned data.
 
     A categorical feature's bins are its codes (``nan_bin[f]``: the bin of a missing value,
     ``-1`` if none); its subset split is stored as in :func:`evaluate_batch`.
+    ``contrib``, ``sample_weight`` and ``y`` are indexed by sample id, their ``position_``
+    copies by position (``_hist``).
 
     Returns the same arrays. The chosen split's rows are partitioned here (the pass that sums
     the children's statistics moves them too), so ``split_pos`` is final on return.
@@ -1235,10 +1237,12 @@ def evaluate_batch_hist(
     # Uncounted views of the arguments for the loops below (``_borrow``).
     (nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_, node_slot,
      hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-     sample_weight, y, rng_state, cat_slot, nan_bin, node_bits) = borrowed((
+     sample_weight, y, position_contrib, position_weight, position_y, rng_state, cat_slot,
+     nan_bin, node_bits) = borrowed((
         nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
         node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-        sample_weight, y, rng_state, cat_slot, nan_bin, node_bits))  # fmt: skip
+        sample_weight, y, position_contrib, position_weight, position_y, rng_state, cat_slot,
+        nan_bin, node_bits))  # fmt: skip
     n_features = codes.shape[1]
     splits = new_splits(nodes.shape[0], node_stats.shape[1])
     searched, search_nodes = nodes_to_search(
@@ -1276,16 +1280,17 @@ def evaluate_batch_hist(
     if parallel and work >= PARALLEL_MIN_WORK:
         sweep_parallel(
             search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
-            rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib, sample_weight,
-            unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate,
-            out_proxy, out_cut, out_threshold, out_missing, min(4 * n_chunks, n_searched),
+            codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib,
+            position_weight, unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
+            candidate, out_proxy, out_cut, out_threshold, out_missing,
+            min(4 * n_chunks, n_searched),
         )  # fmt: skip
     else:
         sweep_serial(
             search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
-            rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib, sample_weight,
-            unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, candidate,
-            out_proxy, out_cut, out_threshold, out_missing,
+            codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib,
+            position_weight, unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
+            candidate, out_proxy, out_cut, out_threshold, out_missing,
         )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
@@ -1300,18 +1305,18 @@ def evaluate_batch_hist(
         split_nodes_parallel(
             searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
             node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-            sample_weight, y, is_regression, unit_weight, criterion, weight_root,
-            min_impurity_decrease, splits, max_segment, n_chunks_split, mdl_stop, cat_slot,
-            nan_bin, node_bits, out_bits,
+            sample_weight, y, position_contrib, position_weight, position_y, is_regression,
+            unit_weight, criterion, weight_root, min_impurity_decrease, splits, max_segment,
+            n_chunks_split, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
         )  # fmt: skip
     else:
         split_nodes(
             np.int64(0), n_searched, searched, search_nodes, out_proxy, out_cut, out_threshold,
             out_missing,
             node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
-            contrib, sample_weight, y, is_regression, unit_weight, criterion, weight_root,
-            min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits,
-            out_bits,
+            contrib, sample_weight, y, position_contrib, position_weight, position_y,
+            is_regression, unit_weight, criterion, weight_root, min_impurity_decrease, splits,
+            max_segment, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
         )  # fmt: skip
     return splits
 
@@ -1320,8 +1325,9 @@ def evaluate_batch_hist(
 def split_nodes(
     first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
     node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-    sample_weight, y, is_regression, unit_weight, criterion, weight_root, min_impurity_decrease,
-    splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
+    sample_weight, y, position_contrib, position_weight, position_y, is_regression, unit_weight,
+    criterion, weight_root, min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot,
+    nan_bin, node_bits, out_bits,
 ):  # fmt: skip
     """Reduce, partition and accept the best splits of searched nodes ``first .. stop - 1``.
 
@@ -1334,17 +1340,20 @@ def split_nodes(
     # Uncounted views of the arguments for the loops below (``_borrow``).
     (searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
      node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
-     cat_slot, nan_bin, node_bits, out_bits, child_stats) = borrowed((
+     position_contrib, position_weight, position_y, cat_slot, nan_bin, node_bits, out_bits,
+     child_stats) = borrowed((
         searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
         node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-        sample_weight, y, cat_slot, nan_bin, node_bits, out_bits, child_stats))  # fmt: skip
+        sample_weight, y, position_contrib, position_weight, position_y, cat_slot, nan_bin,
+        node_bits, out_bits, child_stats))  # fmt: skip
     # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
     owned = (
         np.empty(max_segment, dtype=np.int32),
         np.empty((max_segment, codes.shape[1]), dtype=np.uint8),
         np.empty(max_segment, dtype=np.int32),
+        np.empty((0 if unit_weight else max_segment, 3), dtype=np.float64),
     )
-    scratch_rows, scratch_codes, scratch_code = borrowed(owned)
+    scratch_rows, scratch_codes, scratch_code, scratch_stats = borrowed(owned)
     inverse = np.zeros(256, dtype=np.uint8)  # set by each subset split before use
     for s in range(first, stop):
         node = search_nodes[s]
@@ -1376,8 +1385,9 @@ def split_nodes(
             nan_code = -1
         pos, weight_left, weight_right = partition_rows(
             rows, node_start[node], node_end[node], codes, best_f, cut, nan_code, code,
-            contrib, sample_weight, y, is_regression, unit_weight, scratch_rows, scratch_codes,
-            scratch_code, child_stats[k, 0], child_stats[k, 1],
+            position_contrib, position_weight, position_y, is_regression, unit_weight,
+            scratch_rows, scratch_codes, scratch_code, scratch_stats, child_stats[k, 0],
+            child_stats[k, 1],
         )  # fmt: skip
         if cat_slot[best_f] >= 0:
             restore_bins(codes, node_start[node], node_end[node], best_f, inverse)
@@ -1394,8 +1404,9 @@ def split_nodes(
 def split_nodes_parallel(
     searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
     node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
-    is_regression, unit_weight, criterion, weight_root, min_impurity_decrease, splits,
-    max_segment, n_chunks, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
+    position_contrib, position_weight, position_y, is_regression, unit_weight, criterion,
+    weight_root, min_impurity_decrease, splits, max_segment, n_chunks, mdl_stop, cat_slot,
+    nan_bin, node_bits, out_bits,
 ):  # fmt: skip
     """Run :func:`split_nodes` over ``n_chunks`` contiguous ranges of nodes on threads.
 
@@ -1407,8 +1418,9 @@ def split_nodes_parallel(
             t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, searched,
             search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
             node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
-            is_regression, unit_weight, criterion, weight_root, min_impurity_decrease, splits,
-            max_segment, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
+            position_contrib, position_weight, position_y, is_regression, unit_weight, criterion,
+            weight_root, min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin,
+            node_bits, out_bits,
         )  # fmt: skip
 
 
@@ -1455,8 +1467,8 @@ def release_leaf_slots(nodes, split_feature, node_slot, free_slots, n_free):
 @kernel
 def children_histograms(
     batch, split_feature, first_child, node_start, node_end, node_depth, node_weight,
-    node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset, code,
-    contrib, sample_weight, unit_weight, n_sweep, max_depth, min_samples_split,
+    node_impurity_, node_slot, hist_pool, free_slots, n_free, codes, bin_offset, code,
+    position_contrib, position_weight, unit_weight, n_sweep, max_depth, min_samples_split,
     min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
 ):  # fmt: skip
     """Build the histograms of the new children that need one; free the parents' slots.
@@ -1529,14 +1541,16 @@ def children_histograms(
         n_features = codes.shape[1]
         if parallel and work * n_features >= PARALLEL_MIN_WORK:
             build_histograms_parallel(
-                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], rows, codes,
-                bin_offset, code, contrib, sample_weight, unit_weight, n_sweep, hist_pool,
+                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], codes,
+                bin_offset, code, position_contrib, position_weight, unit_weight, n_sweep,
+                hist_pool,
                 n_chunks if n_tasks < 2 * n_chunks else 1,
             )  # fmt: skip
         else:
             build_histograms_serial(
-                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], rows, codes,
-                bin_offset, code, contrib, sample_weight, unit_weight, n_sweep, hist_pool,
+                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], codes,
+                bin_offset, code, position_contrib, position_weight, unit_weight, n_sweep,
+                hist_pool,
             )  # fmt: skip
         subtract_histograms(derive_dst[:n_derive], derive_parent[:n_derive],
                             derive_src[:n_derive], hist_pool)  # fmt: skip
@@ -1594,6 +1608,12 @@ def build_hist(
     weight_root = init_root(tree, rows, code, contrib, sample_weight, y, is_regression,
                             criterion, None, None)  # fmt: skip
     code = code.copy()  # from here on indexed by position, like codes (partitioned)
+    # The same for each row's contribution, weight and target (rows is still 0 .. n - 1
+    # here); unweighted classification reads none of them.
+    n_positioned = 0 if unit_weight else n_samples
+    position_contrib = contrib[:n_positioned].copy()
+    position_weight = sample_weight[:n_positioned].copy()
+    position_y = y[:n_positioned].copy() if is_regression else y[:0].copy()
     node_count = np.int64(1)
     frontier = new_frontier(capacity, n_stats)
     heap_size = np.int64(0)
@@ -1610,8 +1630,8 @@ def build_hist(
         slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
         node_slot[0] = slot
         build_histograms_serial(np.full(1, slot, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                                np.full(1, n_samples, dtype=np.int64), rows, codes, bin_offset,
-                                code, contrib, sample_weight, unit_weight, n_sweep,
+                                np.full(1, n_samples, dtype=np.int64), codes, bin_offset, code,
+                                position_contrib, position_weight, unit_weight, n_sweep,
                                 hist_pool)  # fmt: skip
 
     best_first = max_leaf_nodes > 0
@@ -1623,7 +1643,8 @@ def build_hist(
         splits = evaluate_batch_hist(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code,
-            contrib, sample_weight, unit_weight, y, is_regression, n_sweep, criterion, max_depth,
+            contrib, sample_weight, unit_weight, y, position_contrib, position_weight, position_y,
+            is_regression, n_sweep, criterion, max_depth,
             min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
             max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot,
             nan_bin, node_bits, categorical_search,
@@ -1651,8 +1672,8 @@ def build_hist(
         )  # fmt: skip
         hist_pool, free_slots, n_free = children_histograms(
             batch, splits[0], first_child, node_start, node_end, node_depth, node_weight,
-            node_impurity_, node_slot, hist_pool, free_slots, n_free, rows, codes, bin_offset,
-            code, contrib, sample_weight, unit_weight, n_sweep, max_depth, min_samples_split,
+            node_impurity_, node_slot, hist_pool, free_slots, n_free, codes, bin_offset, code,
+            position_contrib, position_weight, unit_weight, n_sweep, max_depth, min_samples_split,
             min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
         )  # fmt: skip
         batch = np.arange(first_child, node_count).astype(np.int64)

@@ -4,9 +4,11 @@ Data layout:
 
 - ``rows`` (int32): the sample ids, every open node owning the segment ``[start, end)``;
   a split stably partitions its node's segment into left | right.
-- ``codes`` (uint8, ``(n_samples, n_features)``, row-major; see ``_binning``) and ``code``
-  (int32 sweep codes, as in ``_splitter``) are indexed by *position* like ``rows`` and
-  partitioned with it, so every pass over a node reads them sequentially.
+- ``codes`` (uint8, ``(n_samples, n_features)``, row-major; see ``_binning``), ``code``
+  (int32 sweep codes, as in ``_splitter``) and, unless the fit is unweighted classification,
+  ``position_contrib`` / ``position_weight`` / ``position_y`` (each row's contribution,
+  weight and target) are indexed by *position* like ``rows`` and partitioned with it, so
+  every pass over a node reads them sequentially.
 - The flat bin axis: feature ``f`` owns bins ``bin_offset[f] .. bin_offset[f + 1] - 1``,
   whose smallest and largest training values are ``bin_min`` / ``bin_max``.
 - A histogram is a ``(n_total_bins, histogram_width)`` float64 array: per bin the sweep
@@ -40,15 +42,17 @@ def histogram_width(n_sweep, unit_weight):
 
 
 @kernel
-def add_rows(rows, start, end, codes, bin_offset, f_first, f_stop, code, contrib, sample_weight,
-             unit_weight, n_sweep, hist):  # fmt: skip
+def add_rows(start, end, codes, bin_offset, f_first, f_stop, code, position_contrib,
+             position_weight, unit_weight, n_sweep, hist):  # fmt: skip
     """Add the positions ``start .. end - 1`` of features ``f_first .. f_stop - 1`` to ``hist``.
 
     Notes
     -----
-    ``codes`` and ``code`` are indexed by position (they are partitioned with ``rows``), so
-    the pass reads them sequentially; only weights are gathered through ``rows``.
-    Cost O((end - start) * (f_stop - f_first)).
+    Every input is indexed by position (partitioned with the rows, see
+    :func:`partition_rows`), so the pass reads them all sequentially. The weights were
+    gathered through the sample ids: a deep node's ids are scattered, and those reads missed
+    the cache at almost every row (85 % of this kernel's time in a weighted or regression
+    fit). Cost O((end - start) * (f_stop - f_first)).
     """
     if unit_weight:
         # Unweighted classification: the class counts are all; a bin's weight and row
@@ -60,10 +64,9 @@ def add_rows(rows, start, end, codes, bin_offset, f_first, f_stop, code, contrib
                 hist[np.uint64(bin_offset[f]) + codes[p, f], c] += 1.0
         return
     for p in range(start, end):
-        i = rows[p]
         c = code[p]
-        a = contrib[i]
-        w = sample_weight[i]
+        a = position_contrib[p]
+        w = position_weight[p]
         for f in range(f_first, f_stop):
             b = bin_offset[f] + codes[p, f]
             hist[b, c] += a
@@ -368,9 +371,9 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
 
 @kernel
 def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_end, node_stats,
-                      node_weight, rows, codes, bin_offset, bin_min, bin_max, near_ties, code,
-                      contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-                      min_weight_leaf, candidate, out_proxy, out_cut,
+                      node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
+                      position_contrib, position_weight, unit_weight, n_sweep, criterion,
+                      min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
                       out_threshold, out_missing):  # fmt: skip
     """Sweep the batch nodes ``first .. stop - 1`` that have no stored histogram.
 
@@ -394,8 +397,8 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
             continue
         start = node_start[node]
         end = node_end[node]
-        add_rows(rows, start, end, codes, bin_offset, np.int64(0), n_features, code, contrib,
-                 sample_weight, unit_weight, n_sweep, scratch)  # fmt: skip
+        add_rows(start, end, codes, bin_offset, np.int64(0), n_features, code, position_contrib,
+                 position_weight, unit_weight, n_sweep, scratch)  # fmt: skip
         occupied_bins(start, end, codes, occupancy, listed, n_listed)
         sweep_node(s, scratch, listed, n_listed, candidate, bin_offset, bin_min, bin_max, near_ties,
                    node_stats[node], node_weight[node], end - start, n_sweep, unit_weight,
@@ -469,21 +472,21 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
 
 @kernel
 def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
-                 hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-                 sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-                 min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
+                 hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
+                 position_contrib, position_weight, unit_weight, n_sweep, criterion,
+                 min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
                  out_missing):  # fmt: skip
     """Best cut of every (searched node, candidate feature) pair, on one thread.
 
     A kernel of its own, not an inline helper, so that it may borrow its arguments.
     """
     # Uncounted views of the arguments for the loops below (``_borrow``).
-    (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, rows,
-     codes, bin_offset, bin_min, bin_max, near_ties, code, contrib, sample_weight, candidate,
+    (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, codes,
+     bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight, candidate,
      out_proxy, out_cut, out_threshold, out_missing) = borrowed((
-        searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, rows,
-        codes, bin_offset, bin_min, bin_max, near_ties, code, contrib, sample_weight, candidate,
-        out_proxy, out_cut, out_threshold, out_missing))  # fmt: skip
+        searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
+        codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight,
+        candidate, out_proxy, out_cut, out_threshold, out_missing))  # fmt: skip
     for s in range(searched_nodes.shape[0]):
         if node_slot[searched_nodes[s]] >= 0:
             sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
@@ -492,18 +495,18 @@ def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, no
                               candidate, out_proxy, out_cut, out_threshold,
                               out_missing)  # fmt: skip
     sweep_small_nodes(np.int64(0), searched_nodes.shape[0], searched_nodes, node_slot, node_start,
-                      node_end, node_stats, node_weight, rows, codes, bin_offset, bin_min,
-                      bin_max, near_ties, code, contrib, sample_weight, unit_weight, n_sweep,
+                      node_end, node_stats, node_weight, codes, bin_offset, bin_min, bin_max,
+                      near_ties, code, position_contrib, position_weight, unit_weight, n_sweep,
                       criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
                       out_threshold, out_missing)  # fmt: skip
 
 
 @parallel_kernel
 def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
-                   hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-                   sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-                   min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                   out_missing, n_chunks):  # fmt: skip
+                   hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
+                   position_contrib, position_weight, unit_weight, n_sweep, criterion,
+                   min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+                   out_threshold, out_missing, n_chunks):  # fmt: skip
     """Compute what :func:`sweep_serial` does on threads.
 
     Notes
@@ -523,32 +526,32 @@ def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, 
     for t in prange(n_chunks):
         sweep_small_nodes(t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks,
                           searched_nodes, node_slot, node_start, node_end, node_stats,
-                          node_weight, rows, codes, bin_offset, bin_min, bin_max, near_ties, code,
-                          contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-                          min_weight_leaf, candidate, out_proxy, out_cut,
+                          node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
+                          position_contrib, position_weight, unit_weight, n_sweep, criterion,
+                          min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
                           out_threshold, out_missing)  # fmt: skip
 
 
 @kernel
-def build_histograms_serial(task_slot, task_start, task_end, rows, codes, bin_offset, code,
-                            contrib, sample_weight, unit_weight, n_sweep,
+def build_histograms_serial(task_slot, task_start, task_end, codes, bin_offset, code,
+                            position_contrib, position_weight, unit_weight, n_sweep,
                             hist_pool):  # fmt: skip
     """Fill slot ``task_slot[t]`` (zeroed here) with the rows ``task_start[t] .. task_end[t]``."""
     # Uncounted views of the arguments for the loops below (``_borrow``).
-    (task_slot, task_start, task_end, rows, codes, bin_offset, code, contrib, sample_weight,
-     hist_pool) = borrowed((task_slot, task_start, task_end, rows, codes, bin_offset, code,
-                            contrib, sample_weight, hist_pool))  # fmt: skip
+    (task_slot, task_start, task_end, codes, bin_offset, code, position_contrib, position_weight,
+     hist_pool) = borrowed((task_slot, task_start, task_end, codes, bin_offset, code,
+                            position_contrib, position_weight, hist_pool))  # fmt: skip
     n_features = codes.shape[1]
     for t in range(task_slot.shape[0]):
         hist = hist_pool[task_slot[t]]
         hist[:] = 0.0
-        add_rows(rows, task_start[t], task_end[t], codes, bin_offset, np.int64(0), n_features, code,
-                 contrib, sample_weight, unit_weight, n_sweep, hist)  # fmt: skip
+        add_rows(task_start[t], task_end[t], codes, bin_offset, np.int64(0), n_features, code,
+                 position_contrib, position_weight, unit_weight, n_sweep, hist)  # fmt: skip
 
 
 @parallel_kernel
-def build_histograms_parallel(task_slot, task_start, task_end, rows, codes, bin_offset, code,
-                              contrib, sample_weight, unit_weight, n_sweep, hist_pool,
+def build_histograms_parallel(task_slot, task_start, task_end, codes, bin_offset, code,
+                              position_contrib, position_weight, unit_weight, n_sweep, hist_pool,
                               n_feature_chunks):  # fmt: skip
     """Compute what :func:`build_histograms_serial` does on threads.
 
@@ -568,8 +571,8 @@ def build_histograms_parallel(task_slot, task_start, task_end, rows, codes, bin_
         f_stop = (chunk + 1) * n_features // n_feature_chunks
         hist = hist_pool[task_slot[t]]
         hist[bin_offset[f_first] : bin_offset[f_stop]] = 0.0
-        add_rows(rows, task_start[t], task_end[t], codes, bin_offset, f_first, f_stop, code,
-                 contrib, sample_weight, unit_weight, n_sweep, hist)  # fmt: skip
+        add_rows(task_start[t], task_end[t], codes, bin_offset, f_first, f_stop, code,
+                 position_contrib, position_weight, unit_weight, n_sweep, hist)  # fmt: skip
 
 
 @inline_kernel
@@ -588,9 +591,10 @@ def subtract_histograms(derive_dst, derive_parent, derive_src, hist_pool):
 
 
 @kernel
-def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib, sample_weight,
-                   y, is_regression, unit_weight, scratch_rows, scratch_codes, scratch_code,
-                   out_left, out_right):  # fmt: skip
+def partition_rows(rows, start, end, codes, f, cut, missing_code, code, position_contrib,
+                   position_weight, position_y, is_regression, unit_weight, scratch_rows,
+                   scratch_codes, scratch_code, scratch_stats, out_left,
+                   out_right):  # fmt: skip
     """Stably partition positions ``start .. end - 1`` by ``codes[p, f] <= cut``; sum both sides.
 
     Rows whose code is ``missing_code`` (the NaN bin, when NaN goes left; else ``-1``) go
@@ -604,11 +608,13 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
         left | right, each side in its old order.
     cut : int
         Last code of feature ``f`` going left.
-    contrib, sample_weight, y : ndarray
-        Indexed by sample id; not read when ``unit_weight`` (unweighted classification:
-        every row adds 1 to its class and its side's weight).
-    scratch_rows, scratch_codes, scratch_code : ndarray
-        Room for the right side.
+    position_contrib, position_weight, position_y : ndarray of float64
+        Each row's contribution, weight and target, indexed by position and moved with the
+        rows; neither read nor moved when ``unit_weight`` (unweighted classification: every
+        row adds 1 to its class and its side's weight), and ``position_y`` only for
+        regression.
+    scratch_rows, scratch_codes, scratch_code, scratch_stats : ndarray
+        Room for the right side (``scratch_stats``: its contributions, weights and targets).
     out_left, out_right : ndarray of float64, shape (n_stats,)
         The children's statistics (as ``_splitter.segment_stats`` computes them).
 
@@ -620,11 +626,10 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
 
     Notes
     -----
-    Codes move with their rows so histogram builds read them sequentially: the exact
-    splitter keeps sorted values next to sorted ids for the same reason. The rows of a deep
-    node are scattered over the sample ids, so reading ``sample_weight[i]`` and
-    ``contrib[i]`` missed the cache at almost every row: 80 % of this kernel's time in an
-    unweighted 10-class fit, which ``unit_weight`` skips.
+    Everything a later pass reads moves with the rows, so those passes read sequentially:
+    the exact splitter keeps sorted values next to sorted ids for the same reason. Reading
+    the weights through the sample ids instead, which a deep node holds scattered, missed the
+    cache at almost every row (80 % of this kernel's time).
     """
     n_features = codes.shape[1]
     for j in range(out_left.shape[0]):
@@ -636,49 +641,61 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, contrib,
     # allocated per call, or a variable switched between out_left and out_right, would
     # cost runtime reference-count calls per node or per row.
     low_left, high_left, low_right, high_right = np.inf, -np.inf, np.inf, -np.inf
+    a, w, t = 1.0, 1.0, 0.0
     write = start
     n_right = 0
     for p in range(start, end):
         i = rows[p]
         c = code[p]
+        if not unit_weight:
+            a = position_contrib[p]
+            w = position_weight[p]
+            if is_regression:
+                t = position_y[p]
         if codes[p, f] <= cut or codes[p, f] == missing_code:
             # write <= p: the slot was read already, so the move is safe in place.
             rows[write] = i
             code[write] = c
             for g in range(n_features):
                 codes[write, g] = codes[p, g]
+            if not unit_weight:
+                position_contrib[write] = a
+                position_weight[write] = w
+                if is_regression:
+                    position_y[write] = t
             write += 1
-            if unit_weight:
-                weight_left += 1.0
-                out_left[c] += 1.0
-            else:
-                weight_left += sample_weight[i]
-                out_left[c] += contrib[i]
+            weight_left += w
+            out_left[c] += a
             if is_regression:
-                out_left[1] += contrib[i] * y[i]
-                low_left = min(low_left, y[i])
-                high_left = max(high_left, y[i])
+                out_left[1] += a * t
+                low_left = min(low_left, t)
+                high_left = max(high_left, t)
         else:
             scratch_rows[n_right] = i
             scratch_code[n_right] = c
             for g in range(n_features):
                 scratch_codes[n_right, g] = codes[p, g]
+            if not unit_weight:
+                scratch_stats[n_right, 0] = a
+                scratch_stats[n_right, 1] = w
+                scratch_stats[n_right, 2] = t
             n_right += 1
-            if unit_weight:
-                weight_right += 1.0
-                out_right[c] += 1.0
-            else:
-                weight_right += sample_weight[i]
-                out_right[c] += contrib[i]
+            weight_right += w
+            out_right[c] += a
             if is_regression:
-                out_right[1] += contrib[i] * y[i]
-                low_right = min(low_right, y[i])
-                high_right = max(high_right, y[i])
+                out_right[1] += a * t
+                low_right = min(low_right, t)
+                high_right = max(high_right, t)
     for r in range(n_right):
         rows[write + r] = scratch_rows[r]
         code[write + r] = scratch_code[r]
         for g in range(n_features):
             codes[write + r, g] = scratch_codes[r, g]
+        if not unit_weight:
+            position_contrib[write + r] = scratch_stats[r, 0]
+            position_weight[write + r] = scratch_stats[r, 1]
+            if is_regression:
+                position_y[write + r] = scratch_stats[r, 2]
     if is_regression:
         out_left[2] = high_left - low_left
         out_right[2] = high_right - low_right

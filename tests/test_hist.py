@@ -162,10 +162,9 @@ def test_histograms_and_subtraction_match_add_at(unit_weight):
     width = _hist.histogram_width(n_classes, unit_weight)
     n_total = binned.bin_offset[-1]
     pool = np.zeros((3, n_total, width))
-    rows = np.arange(n, dtype=np.int32)
     small = 1200  # positions [0, small) are the smaller child, [small, n) the larger
     _hist.build_histograms_serial(
-        np.array([0, 1]), np.array([0, 0]), np.array([n, small]), rows, binned.codes,
+        np.array([0, 1]), np.array([0, 0]), np.array([n, small]), binned.codes,
         binned.bin_offset, labels, weights, weights, unit_weight, n_classes, pool,
     )  # fmt: skip
     _hist.subtract_histograms(np.array([2]), np.array([0]), np.array([1]), pool)

@@ -893,7 +893,7 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
     installing takes about 40-65 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
-    own: its first use compiles for about 25-35 s more. Categorical features,
+    own: its first use compiles for about 25-40 s more. Categorical features,
     ``criterion="absolute_error"``, multi-output y and more than 256 classes are compiled
     on their first use (about 7-35 s each), apart from the common fit. ``dtjit compile`` (a
     command) compiles every path ahead of use.
@@ -1173,7 +1173,7 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
     installing takes about 40-65 s on a 2-core machine; later calls, and later Python
     processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
-    own: its first use compiles for about 25-35 s more. Categorical features,
+    own: its first use compiles for about 25-40 s more. Categorical features,
     ``criterion="absolute_error"``, multi-output y and more than 256 classes are compiled
     on their first use (about 7-35 s each), apart from the common fit. ``dtjit compile`` (a
     command) compiles every path ahead of use.

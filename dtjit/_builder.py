@@ -169,6 +169,15 @@ LEARNED_FLAG = 2
 
 
 @inline_kernel
+def all_ones(a):
+    """Whether every entry of ``a`` is 1."""
+    for x in a:
+        if x != 1.0:
+            return False
+    return True
+
+
+@inline_kernel
 def grow(a, capacity, fill):
     """Return ``a`` copied into a larger array of ``capacity`` rows, new rows set to ``fill``."""
     out = grow_unset(a, capacity)
@@ -432,9 +441,10 @@ def draw_candidates(
 @kernel
 def evaluate_batch(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-    sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
-    is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
-    min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state, parallel,
+    sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight,
+    unit_sample_weight, y, is_regression, n_sweep, criterion, max_depth, min_samples_split,
+    min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features, weight_root,
+    rng_state, parallel,
     n_chunks, random_split, mdl_stop, cat_slot, node_bits, two_valued, row_feature,
     categorical_search, absolute_error_search, multi_output_search,
 ):  # fmt: skip
@@ -565,16 +575,16 @@ def evaluate_batch(
     elif parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-            out_missing, node_best, n_chunks,
+            sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
+            out_pos, out_threshold, out_missing, node_best, n_chunks,
         )  # fmt: skip
     else:
         best_splits_serial(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-            out_missing, node_best,
+            sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
+            out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
@@ -960,6 +970,9 @@ def build(
     partition, where ``n_active`` counts the samples of nodes still being split.
     """
     n_samples = sorted_idx.shape[1]
+    # Unweighted regression: the sweep counts rows for the side weights instead of reading
+    # sample_weight at each row's id, which a deep node holds scattered (a cache miss per row).
+    unit_sample_weight = unit_weight or all_ones(sample_weight)
     row_feature, upkeep = segment_upkeep(two_valued)
     two_valued = bits_in_row_order(two_valued, sorted_idx[row_feature])
     capacity = INITIAL_CAPACITY
@@ -980,11 +993,12 @@ def build(
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         splits = evaluate_batch(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-            sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y,
-            is_regression, n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf,
-            min_weight_leaf, min_impurity_decrease, max_features, weight_root, rng_state,
-            parallel, n_chunks, random_split, mdl_stop, cat_slot, node_bits, two_valued,
-            row_feature, categorical_search, absolute_error_search, multi_output_search,
+            sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight,
+            unit_sample_weight, y, is_regression, n_sweep, criterion, max_depth,
+            min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
+            max_features, weight_root, rng_state, parallel, n_chunks, random_split, mdl_stop,
+            cat_slot, node_bits, two_valued, row_feature, categorical_search,
+            absolute_error_search, multi_output_search,
         )  # fmt: skip
         if best_first:
             frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)

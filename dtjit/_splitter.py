@@ -466,6 +466,7 @@ def best_split_in_segment(
     contrib,
     sample_weight,
     unit_weight,
+    unit_sample_weight,
     total,
     weight,
     n_sweep,
@@ -492,6 +493,9 @@ def best_split_in_segment(
     unit_weight : bool
         Every contribution and weight is 1 (unweighted classification): nothing is gathered,
         so the sweep reads memory only sequentially.
+    unit_sample_weight : bool
+        Every weight is 1 (true with ``unit_weight``, and for unweighted regression): the
+        side weights are row counts, and only the contributions are gathered.
     total : ndarray of float64
         The node's statistics.
     weight : float
@@ -580,12 +584,12 @@ def best_split_in_segment(
         # weight once it is added (summed in the same order as the real update below).
         group_code = codes[p]
         pure = True
-        next_weight_left = weight_left + (1.0 if unit_weight else sample_weight[idx[p]])
+        next_weight_left = weight_left + (1.0 if unit_sample_weight else sample_weight[idx[p]])
         u = np.uint64(p + 1)
         while u < u_end and val[u] <= val[u - np.uint64(1)] + FEATURE_THRESHOLD:
             if codes[u] != group_code:
                 pure = False
-            next_weight_left += 1.0 if unit_weight else sample_weight[idx[u]]
+            next_weight_left += 1.0 if unit_sample_weight else sample_weight[idx[u]]
             u += np.uint64(1)
         q = np.int64(u)
         # Candidate: left = [start, p), right = [p, end).
@@ -667,14 +671,16 @@ def count_missing(val, start, end):
 
 
 @inline_kernel
-def tail_stats(idx, codes, start, end, contrib, sample_weight, unit_weight, n_sweep, out):
+def tail_stats(
+    idx, codes, start, end, contrib, sample_weight, unit_weight, unit_sample_weight, n_sweep, out
+):
     """Sweep statistics and weight of positions ``start .. end - 1`` (the NaN tail)."""
     for c in range(n_sweep):
         out[c] = 0.0
     weight = 0.0
     for p in range(start, end):
         out[codes[p]] += 1.0 if unit_weight else contrib[idx[p]]
-        weight += 1.0 if unit_weight else sample_weight[idx[p]]
+        weight += 1.0 if unit_sample_weight else sample_weight[idx[p]]
     return weight
 
 
@@ -722,9 +728,9 @@ def first_position_above(val, start, end, threshold):
 
 @kernel
 def random_split_in_segment(
-    idx, val, codes, start, end, contrib, sample_weight, unit_weight, total, weight, n_sweep,
-    criterion, min_samples_leaf, min_weight_leaf, threshold, missing_go_left, left,
-    missing_stats,
+    idx, val, codes, start, end, contrib, sample_weight, unit_weight, unit_sample_weight, total,
+    weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, threshold, missing_go_left,
+    left, missing_stats,
 ):  # fmt: skip
     """Score the drawn ``threshold`` of one feature for one node (``splitter="random"``).
 
@@ -763,13 +769,13 @@ def random_split_in_segment(
     weight_left = 0.0
     if missing == 1:
         weight_left = tail_stats(idx, codes, end_non_missing, end, contrib, sample_weight,
-                                 unit_weight, n_sweep, left)  # fmt: skip
+                                 unit_weight, unit_sample_weight, n_sweep, left)  # fmt: skip
     else:
         for c in range(n_sweep):
             left[c] = 0.0
     for p in range(start, pos):
         left[codes[p]] += 1.0 if unit_weight else contrib[idx[p]]
-        weight_left += 1.0 if unit_weight else sample_weight[idx[p]]
+        weight_left += 1.0 if unit_sample_weight else sample_weight[idx[p]]
     weight_right = weight - weight_left
     if weight_left < min_weight_leaf or weight_right < min_weight_leaf:
         return NO_SPLIT, end, threshold, missing
@@ -792,6 +798,7 @@ def best_splits_of_feature(
     contrib,
     sample_weight,
     unit_weight,
+    unit_sample_weight,
     n_sweep,
     criterion,
     min_samples_leaf,
@@ -854,9 +861,9 @@ def best_splits_of_feature(
         if random_split:
             proxy, pos, threshold, missing = random_split_in_segment(
                 idx, val, codes, start, end, contrib, sample_weight, unit_weight,
-                node_stats[node], node_weight[node], n_sweep, criterion, min_samples_leaf,
-                min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1, left,
-                missing_stats,
+                unit_sample_weight, node_stats[node], node_weight[node], n_sweep, criterion,
+                min_samples_leaf, min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1,
+                left, missing_stats,
             )  # fmt: skip
         else:
             total = node_stats[node]
@@ -866,8 +873,8 @@ def best_splits_of_feature(
             missing_weight = 0.0
             if n_missing > 0 and end_non_missing > start:
                 missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib,
-                                            sample_weight, unit_weight, n_sweep,
-                                            missing_stats)  # fmt: skip
+                                            sample_weight, unit_weight, unit_sample_weight,
+                                            n_sweep, missing_stats)  # fmt: skip
             proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
             # One call site of the inlined sweep, run once without NaN rows and twice with
             # them (NaN right, then NaN left): three call sites compiled three copies of the
@@ -876,9 +883,9 @@ def best_splits_of_feature(
             for nan_pass in range(n_passes):
                 pass_proxy, pass_pos, pass_threshold = best_split_in_segment(
                     idx, val, codes, start, end_non_missing, contrib, sample_weight,
-                    unit_weight, total, weight, n_sweep, criterion, min_samples_leaf,
-                    min_weight_leaf, n_missing, nan_pass == 1, missing_stats, missing_weight,
-                    left, read_best(node_best, k),
+                    unit_weight, unit_sample_weight, total, weight, n_sweep, criterion,
+                    min_samples_leaf, min_weight_leaf, n_missing, nan_pass == 1, missing_stats,
+                    missing_weight, left, read_best(node_best, k),
                 )  # fmt: skip
                 if nan_pass == 0:
                     proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
@@ -903,8 +910,9 @@ def best_splits_of_feature(
 @inline_kernel
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing, node_best,
+    sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, n_sweep, criterion,
+    min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
+    out_missing, node_best,
 ):  # fmt: skip
     """Best split of every (node, feature) pair of a batch, one feature after the other.
 
@@ -913,18 +921,18 @@ def best_splits_serial(
     for f in range(sorted_idx.shape[0]):
         best_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-            out_missing, node_best,
+            sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
+            n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
+            out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip
 
 
 @parallel_kernel
 def best_splits_parallel(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    sorted_code, contrib, sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing, node_best,
-    n_threads,
+    sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, n_sweep, criterion,
+    min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
+    out_missing, node_best, n_threads,
 ):  # fmt: skip
     """Compute what :func:`best_splits_serial` does, features spread over ``n_threads``.
 
@@ -955,9 +963,10 @@ def best_splits_parallel(
                 best_splits_of_feature(
                     f, nodes[first:stop], candidate[first:stop], node_start, node_end,
                     node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
-                    sample_weight, unit_weight, n_sweep, criterion, min_samples_leaf,
-                    min_weight_leaf, random_split, out_proxy[first:stop], out_pos[first:stop],
-                    out_threshold[first:stop], out_missing[first:stop], node_best[first:stop],
+                    sample_weight, unit_weight, unit_sample_weight, n_sweep, criterion,
+                    min_samples_leaf, min_weight_leaf, random_split, out_proxy[first:stop],
+                    out_pos[first:stop], out_threshold[first:stop], out_missing[first:stop],
+                    node_best[first:stop],
                 )  # fmt: skip
             item = claim_item(queue)
 

@@ -44,9 +44,10 @@ def _kernel_split(
 ):
     """Run ``_splitter.best_splits_of_feature`` on one node holding every row.
 
-    ``unit``: the sweep's unit-weight mode (every weight 1), which counts long tied groups
-    from the other end (``_splitter.skip_long_first_group``). ``known``: the node's best
-    proxy from other features (``_shared_best``).
+    ``unit``: every weight is 1. The sweep then counts rows for the side weights; for
+    classification its unit-weight mode also counts rows for the class statistics, and
+    counts long tied groups from the other end (``_splitter.skip_long_first_group``).
+    ``known``: the node's best proxy from other features (``_shared_best``).
     """
     is_classifier = criterion != "squared_error"
     sorted_idx, sorted_val = _splitter.presort(
@@ -63,7 +64,8 @@ def _kernel_split(
     out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)
     _splitter.best_splits_of_feature(
         np.int64(0), one, np.ones((1, 1), np.uint8), one, np.array([len(x)]), total[None, :],
-        np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit, n_sweep,
+        np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit and is_classifier,
+        unit, n_sweep,
         dtjit._jit.CRITERION_CODES[criterion], min_samples_leaf, float(min_weight_leaf), False,
         out_proxy, out_pos, out_threshold, out_missing, np.array([known]),
     )  # fmt: skip
@@ -81,7 +83,7 @@ def _kernel_split(
 @pytest.mark.parametrize(
     "criterion, unit",
     [("gini", False), ("entropy", False), ("squared_error", False), ("gini", True),
-     ("entropy", True)],
+     ("entropy", True), ("squared_error", True)],
 )  # fmt: skip
 def test_split_search_matches_reference(criterion, unit):
     """Random small nodes: same threshold, NaN side and rows left as the slow reference.

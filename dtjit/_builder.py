@@ -534,6 +534,11 @@ def evaluate_batch(
                 node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
                 min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, node_best,
             )  # fmt: skip
+    # A classification row's contribution is its weight, the same value (``_estimators``'
+    # _classification_sweep), so the sweep reads both from contrib: its second read of a row
+    # then hits the cache line its first one loaded, where a read of sample_weight missed
+    # again (a deep node's rows sit at scattered ids).
+    sweep_weight = sample_weight if is_regression else contrib
     # The *_search switches are None when the fit cannot use that search: numba then prunes
     # the branch from this specialisation (see :func:`search_switches`).
     if absolute_error_search is not None:
@@ -575,14 +580,14 @@ def evaluate_batch(
     elif parallel and work * n_features >= PARALLEL_MIN_WORK:
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
+            sorted_val, sorted_code, contrib, sweep_weight, unit_weight, unit_sample_weight,
             n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
             out_pos, out_threshold, out_missing, node_best, n_chunks,
         )  # fmt: skip
     else:
         best_splits_serial(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
+            sorted_val, sorted_code, contrib, sweep_weight, unit_weight, unit_sample_weight,
             n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
             out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip

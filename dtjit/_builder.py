@@ -94,6 +94,7 @@ from ._splitter import (
     raise_side_flags,
     rand_below,
     rand_uniform,
+    renumber_samples,
     segment_stats,
     set_side_flag,
 )
@@ -106,6 +107,9 @@ from ._two_valued import (
 )
 
 INITIAL_CAPACITY = 64
+# The builder renumbers the samples (``_splitter.renumber_samples``) when its largest open
+# node has shrunk this many times since the last renumbering (or the start).
+RENUMBER_SHRINK = 4
 
 
 def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...]:
@@ -993,9 +997,29 @@ def build(
     best_first = max_leaf_nodes > 0
     batch = np.zeros(1, dtype=np.int64)  # the root
     splits_left = max_leaf_nodes - 1
+    # Weighted or regression sweeps read contrib and sample_weight by sample id: renumbered
+    # by position, a node's ids are its segment's positions (see renumber_samples). Level-wise
+    # growth of the common fit only (the optional searches keep other arrays by id).
+    renumber = (
+        not unit_weight
+        and not best_first
+        and categorical_search is None
+        and absolute_error_search is None
+        and multi_output_search is None
+    )
+    window = n_samples
     while batch.shape[0] > 0:
         (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+        if renumber:
+            largest = 0
+            for node in batch:
+                largest = max(largest, node_end[node] - node_start[node])
+            if largest * RENUMBER_SHRINK <= window:
+                code, contrib, sample_weight, y = renumber_samples(
+                    sorted_idx, row_feature, upkeep, code, contrib, sample_weight, y
+                )
+                window = largest
         splits = evaluate_batch(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight,

@@ -1116,6 +1116,50 @@ def partition_rows(idx, start, end, goes_left, flip, rows, scratch):
 
 
 @kernel
+def renumber_samples(sorted_idx, row_feature, upkeep, code, contrib, sample_weight, y):
+    """Give each sample the id of its position in feature ``row_feature``'s order.
+
+    Rewrites ``sorted_idx`` in place (every feature whose ``upkeep`` is not
+    ``UPKEEP_NEVER``: the others' rows are not ids) and returns ``code, contrib,
+    sample_weight, y`` reordered to the new ids (``y`` only if it has one entry per sample).
+    Positions, values and codes do not move, so the sweeps and partitions that follow see the
+    same segments in the same order and sum the same numbers in the same order.
+
+    Notes
+    -----
+    Every open node owns one segment ``[start, end)`` of positions, the same for all
+    features, so afterwards its samples, and all its descendants', have ids in
+    ``[start, end)``. The sweep's reads of ``contrib[i]`` and ``sample_weight[i]`` then stay
+    inside that window instead of spreading over the whole array, and a deep node's window
+    fits in the cache. Cost O(n_features * n_samples), one random read per (feature, row)
+    into the id map.
+    """
+    n_samples = sorted_idx.shape[1]
+    rows = sorted_idx[row_feature]
+    new_id = np.empty(n_samples, dtype=np.int32)
+    new_code = np.empty_like(code)
+    new_contrib = np.empty_like(contrib)
+    new_weight = np.empty_like(sample_weight)
+    has_y = y.shape[0] == n_samples
+    new_y = np.empty_like(y) if has_y else y.copy()
+    for p in range(n_samples):
+        i = rows[p]
+        new_id[i] = p
+        new_code[p] = code[i]
+        new_contrib[p] = contrib[i]
+        new_weight[p] = sample_weight[i]
+        if has_y:
+            new_y[p] = y[i]
+    for f in range(sorted_idx.shape[0]):
+        if upkeep[f] == UPKEEP_NEVER:
+            continue
+        ids = sorted_idx[f]
+        for p in range(n_samples):
+            ids[p] = new_id[ids[p]]
+    return new_code, new_contrib, new_weight, new_y
+
+
+@kernel
 def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip, sorted_idx,
                      sorted_val, sorted_code, upkeep, row_bits, max_segment):  # fmt: skip
     """Partition every feature's segments of the split nodes, one feature after the other."""

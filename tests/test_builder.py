@@ -185,3 +185,28 @@ def test_python_loop_of_a_builder_grows_the_compiled_builders_tree(
     python = dtjit.DecisionTreeClassifier(**params).fit(X, y)
     assert compiled.tree_.node_count > 9
     assert_trees_identical(compiled, python)
+
+
+@pytest.mark.parametrize("task", ["regression", "weighted classification"])
+def test_renumbered_samples_grow_the_tree_grown_without(monkeypatch, task):
+    """The builder renumbers the samples by position as its nodes shrink (regression and
+    weighted fits, ``_splitter.renumber_samples``): the tree is the one grown without it,
+    bit for bit, threads, NaN and a 0/1 column included. Without it here: the builder's
+    Python loop with the shrink factor out of reach."""
+    rng = np.random.default_rng(8)
+    n = 4000
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    X[:, 3] = rng.random(n) < 0.3
+    X[rng.random(n) < 0.1, 1] = np.nan
+    if task == "regression":
+        y = X[:, 0] * 2.0 + rng.normal(size=n)
+        est, weights = dtjit.DecisionTreeRegressor, None
+    else:
+        y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+        est, weights = dtjit.DecisionTreeClassifier, rng.uniform(0.5, 2.0, n)
+    renumbered = est(n_jobs=2).fit(X, y, sample_weight=weights)
+    monkeypatch.setattr(_builder, "builder_for", lambda builder, *_: builder.py_func)
+    monkeypatch.setattr(_builder, "RENUMBER_SHRINK", 2**40)
+    plain = est(n_jobs=2).fit(X, y, sample_weight=weights)
+    assert renumbered.tree_.max_depth > 8
+    assert_trees_identical(renumbered, plain)

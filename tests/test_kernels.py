@@ -435,6 +435,39 @@ def test_sorted_codes_follow_the_sorted_ids(n_chunks, dtype):
     assert (out[1] == 9).all()  # a skipped feature's row is left as it was
 
 
+@pytest.mark.parametrize("per_sample_y", [True, False])
+def test_renumbered_samples_keep_every_row_and_value(per_sample_y):
+    """``renumber_samples`` against numpy: ids become positions of the row feature.
+
+    Each (feature, position) names the same sample as before, through the new ids, and a
+    sample's code, contribution, weight and target follow it; the row of a feature that is
+    never partitioned (``UPKEEP_NEVER``) is not read or written. A classification ``y``
+    (one unused entry) is returned as it is.
+    """
+    rng = np.random.default_rng(4)
+    n = 200
+    idx = np.stack([rng.permutation(n) for _ in range(4)]).astype(np.int32)
+    idx[2] = -7  # not ids: a two-valued feature's row
+    upkeep = np.array([0, 1, 2, 0], np.uint8)
+    code = rng.integers(0, 5, n).astype(np.int32)
+    contrib, weight = rng.random(n), rng.random(n)
+    y = rng.random(n) if per_sample_y else np.zeros(1)
+    before = idx.copy()
+    new_code, new_contrib, new_weight, new_y = _splitter.renumber_samples(
+        idx, np.int64(1), upkeep, code, contrib, weight, y
+    )
+    np.testing.assert_array_equal(idx[1], np.arange(n))  # the row feature's ids: positions
+    assert (idx[2] == -7).all()
+    for f in (0, 1, 3):
+        np.testing.assert_array_equal(new_code[idx[f]], code[before[f]])
+        np.testing.assert_array_equal(new_contrib[idx[f]], contrib[before[f]])
+        np.testing.assert_array_equal(new_weight[idx[f]], weight[before[f]])
+        if per_sample_y:
+            np.testing.assert_array_equal(new_y[idx[f]], y[before[f]])
+    if not per_sample_y:
+        np.testing.assert_array_equal(new_y, y)
+
+
 def test_sorted_codes_of_a_block_of_positions():
     idx = np.array([[3, 1, 0, 2]], np.int32)
     code = np.array([10, 11, 12, 13], np.int32)

@@ -919,7 +919,7 @@ def build(
     ----------
     sorted_idx, sorted_val, sorted_code : ndarray, shape (n_features, n_samples)
         Output of ``presort_*`` and ``sorted_codes``; modified (segments are partitioned in
-        place).
+        place, and the ids of ``sorted_idx`` may be renumbered: ``_splitter.renumber_samples``).
     code, contrib, sample_weight, y : ndarray, shape (n_samples,)
         Per-sample sweep code (int32), contribution, weight and regression target (float64);
         with a multi-output criterion ``code``, ``contrib`` and ``y`` have ``n_samples *

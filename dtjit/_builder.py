@@ -173,6 +173,15 @@ LEARNED_FLAG = 2
 
 
 @inline_kernel
+def largest_segment(nodes, node_start, node_end):
+    """Rows of the largest of ``nodes`` (a helper, not a loop, in the builders' Python code)."""
+    largest = 0
+    for node in nodes:
+        largest = max(largest, node_end[node] - node_start[node])
+    return largest
+
+
+@inline_kernel
 def all_ones(a):
     """Whether every entry of ``a`` is 1."""
     for x in a:
@@ -1012,9 +1021,7 @@ def build(
         (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
          node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         if renumber:
-            largest = 0
-            for node in batch:
-                largest = max(largest, node_end[node] - node_start[node])
+            largest = largest_segment(batch, node_start, node_end)
             if largest * RENUMBER_SHRINK <= window:
                 code, contrib, sample_weight, y = renumber_samples(
                     sorted_idx, row_feature, upkeep, code, contrib, sample_weight, y

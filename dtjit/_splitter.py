@@ -578,6 +578,12 @@ def best_split_in_segment(
             val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
             min_right, min_weight_leaf, left, known_proxy,
         )  # fmt: skip
+    # Division-free pre-test of a Gini cut, as in unit_gini_sweep (see GINI_BOUND_MARGIN; with
+    # fractional weights a side's sum of squares is still at most its weight squared, so the
+    # test's products round within the same margin). -inf admits the first cut.
+    gini_bound = -np.inf
+    if known_proxy > NO_SPLIT:
+        gini_bound = known_proxy + weight - weight * GINI_BOUND_MARGIN
     u_end = np.uint64(end)  # unsigned positions in the row loops below (see _jit)
     while p < end:
         # The group of values tied with val[p] is [p, q): its class purity, and the left
@@ -625,12 +631,16 @@ def best_split_in_segment(
                             sq_left += count * count
                             count = total[c] - left[c]
                             sq_right += count * count
-                        proxy = children_proxy(
-                            gini_from_squares(sq_left, weight_left),
-                            gini_from_squares(sq_right, weight_right),
-                            weight_left,
-                            weight_right,
-                        )
+                        proxy = NO_SPLIT
+                        if sq_left * weight_right + sq_right * weight_left > gini_bound * (
+                            weight_left * weight_right
+                        ):
+                            proxy = children_proxy(
+                                gini_from_squares(sq_left, weight_left),
+                                gini_from_squares(sq_right, weight_right),
+                                weight_left,
+                                weight_right,
+                            )
                     else:
                         entropy_left = 0.0
                         entropy_right = 0.0
@@ -644,6 +654,9 @@ def best_split_in_segment(
                         best_proxy = proxy
                         best_pos = p
                         threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
+                        gini_bound = max(
+                            gini_bound, best_proxy + weight - weight * GINI_BOUND_MARGIN
+                        )
             prev_left_feasible = left_feasible
         for u in range(np.uint64(p), np.uint64(q)):
             left[codes[u]] += 1.0 if unit_weight else contrib[idx[u]]

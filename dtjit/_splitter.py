@@ -521,9 +521,9 @@ def best_split_in_segment(
     left : ndarray of float64
         Scratch of at least ``n_sweep`` entries for the left statistics.
     known_proxy : float
-        A proxy some split of the node reaches, or ``NO_SPLIT``; the Gini sweep on row
-        counts skips the cuts that cannot reach it (:func:`unit_gini_sweep`), the other
-        sweeps ignore it.
+        A proxy some split of the node reaches, or ``NO_SPLIT``; the Gini sweeps, on row
+        counts (:func:`unit_gini_sweep`) and on weights, skip the cuts that cannot reach it
+        (so a losing feature may report a lesser cut or none); the other sweeps ignore it.
 
     Returns
     -------

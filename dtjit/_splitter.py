@@ -186,6 +186,13 @@ EXACT_SQUARES_LIMIT = 2.0**26
 # computed before, and the splits are the same.
 GINI_BOUND_MARGIN = 1e-12
 
+# The squared-error proxy of a cut is P = s_l**2 / W_l + s_r**2 / W_r (s: a side's sum of
+# w * y). P can beat the best proxy B only if s_l**2 * W_r + s_r**2 * W_l > B * W_l * W_r. Each
+# term of P is at most the node's sum Q of w * y**2 (Cauchy-Schwarz), and both sides of the
+# test and P itself round by a few float64 epsilons of Q once divided by W_l * W_r, so
+# lowering B by this fraction of Q lets every cut that can win through.
+SQUARED_BOUND_MARGIN = 1e-12
+
 
 @inline_kernel
 def skip_long_first_group(
@@ -497,7 +504,8 @@ def best_split_in_segment(
         Every weight is 1 (true with ``unit_weight``, and for unweighted regression): the
         side weights are row counts, and only the contributions are gathered.
     total : ndarray of float64
-        The node's statistics.
+        The node's statistics (for squared error ``total[1]``, its sum of ``w * y**2``, is
+        read too).
     weight : float
         The node's weight.
     n_sweep : int
@@ -584,6 +592,12 @@ def best_split_in_segment(
     gini_bound = -np.inf
     if known_proxy > NO_SPLIT:
         gini_bound = known_proxy + weight - weight * GINI_BOUND_MARGIN
+    # The same for squared error (see SQUARED_BOUND_MARGIN); total[1] is the node's sum of
+    # w * y**2, at least every proxy of its cuts.
+    squared_margin = total[1] * SQUARED_BOUND_MARGIN if criterion == SQUARED_ERROR else 0.0
+    squared_bound = -np.inf
+    if known_proxy > NO_SPLIT:
+        squared_bound = known_proxy - squared_margin
     u_end = np.uint64(end)  # unsigned positions in the row loops below (see _jit)
     while p < end:
         # The group of values tied with val[p] is [p, q): its class purity, and the left
@@ -616,9 +630,16 @@ def best_split_in_segment(
                     # arrays: such a call costs reference-count updates per candidate.
                     weight_right = weight - weight_left
                     if criterion == SQUARED_ERROR:
-                        proxy = squared_error_proxy(
-                            left[0], total[0] - left[0], weight_left, weight_right
-                        )
+                        sum_left = left[0]
+                        sum_right = total[0] - left[0]
+                        proxy = NO_SPLIT
+                        if (
+                            sum_left * sum_left * weight_right + sum_right * sum_right * weight_left
+                            > squared_bound * (weight_left * weight_right)
+                        ):
+                            proxy = squared_error_proxy(
+                                sum_left, sum_right, weight_left, weight_right
+                            )
                     elif criterion == POISSON:
                         proxy = poisson_proxy(
                             left[0], total[0] - left[0], weight_left, weight_right
@@ -657,6 +678,7 @@ def best_split_in_segment(
                         gini_bound = max(
                             gini_bound, best_proxy + weight - weight * GINI_BOUND_MARGIN
                         )
+                        squared_bound = max(squared_bound, best_proxy - squared_margin)
             prev_left_feasible = left_feasible
         for u in range(np.uint64(p), np.uint64(q)):
             left[codes[u]] += 1.0 if unit_weight else contrib[idx[u]]

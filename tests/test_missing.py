@@ -59,6 +59,8 @@ def _kernel_split(
     n_sweep = n_classes if is_classifier else 1
     total = np.zeros(n_sweep)
     np.add.at(total, code, contrib)
+    if not is_classifier:  # the node's statistics: sum(w*y), sum(w*y*y), range of y
+        total = np.array([total[0], np.sum(w * y * y), np.ptp(y)])
     one = np.zeros(1, np.int64)
     out_proxy, out_pos = np.empty((1, 1)), np.empty((1, 1), np.int64)
     out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)

@@ -586,18 +586,17 @@ def best_split_in_segment(
             val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
             min_right, min_weight_leaf, left, known_proxy,
         )  # fmt: skip
-    # Division-free pre-test of a Gini cut, as in unit_gini_sweep (see GINI_BOUND_MARGIN; with
-    # fractional weights a side's sum of squares is still at most its weight squared, so the
-    # test's products round within the same margin). -inf admits the first cut.
-    gini_bound = -np.inf
-    if known_proxy > NO_SPLIT:
-        gini_bound = known_proxy + weight - weight * GINI_BOUND_MARGIN
-    # The same for squared error (see SQUARED_BOUND_MARGIN); total[1] is the node's sum of
-    # w * y**2, at least every proxy of its cuts.
-    squared_margin = total[1] * SQUARED_BOUND_MARGIN if criterion == SQUARED_ERROR else 0.0
-    squared_bound = -np.inf
-    if known_proxy > NO_SPLIT:
-        squared_bound = known_proxy - squared_margin
+    # Division-free pre-test of a cut, as in unit_gini_sweep. Gini and squared error both
+    # test a_l * W_r + a_r * W_l > bound * W_l * W_r (a: a side's sum of squared class weights,
+    # or its squared sum of w * y), with bound = best proxy + bound_offset: the proxy's
+    # constant term, less a margin for rounding (GINI_BOUND_MARGIN: with fractional weights
+    # a side's sum of squares is still at most its weight squared; SQUARED_BOUND_MARGIN:
+    # total[1] is the node's sum of w * y**2). -inf admits the first cut.
+    if criterion == SQUARED_ERROR:
+        bound_offset = -total[1] * SQUARED_BOUND_MARGIN
+    else:
+        bound_offset = weight - weight * GINI_BOUND_MARGIN
+    bound = known_proxy + bound_offset if known_proxy > NO_SPLIT else -np.inf
     u_end = np.uint64(end)  # unsigned positions in the row loops below (see _jit)
     while p < end:
         # The group of values tied with val[p] is [p, q): its class purity, and the left
@@ -635,7 +634,7 @@ def best_split_in_segment(
                         proxy = NO_SPLIT
                         if (
                             sum_left * sum_left * weight_right + sum_right * sum_right * weight_left
-                            > squared_bound * (weight_left * weight_right)
+                            > bound * (weight_left * weight_right)
                         ):
                             proxy = squared_error_proxy(
                                 sum_left, sum_right, weight_left, weight_right
@@ -653,7 +652,7 @@ def best_split_in_segment(
                             count = total[c] - left[c]
                             sq_right += count * count
                         proxy = NO_SPLIT
-                        if sq_left * weight_right + sq_right * weight_left > gini_bound * (
+                        if sq_left * weight_right + sq_right * weight_left > bound * (
                             weight_left * weight_right
                         ):
                             proxy = children_proxy(
@@ -675,10 +674,7 @@ def best_split_in_segment(
                         best_proxy = proxy
                         best_pos = p
                         threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
-                        gini_bound = max(
-                            gini_bound, best_proxy + weight - weight * GINI_BOUND_MARGIN
-                        )
-                        squared_bound = max(squared_bound, best_proxy - squared_margin)
+                        bound = max(bound, best_proxy + bound_offset)
             prev_left_feasible = left_feasible
         for u in range(np.uint64(p), np.uint64(q)):
             left[codes[u]] += 1.0 if unit_weight else contrib[idx[u]]

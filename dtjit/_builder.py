@@ -59,6 +59,7 @@ from ._hist import (
 )
 from ._jit import (
     ABSOLUTE_ERROR,
+    ENTROPY,
     EPSILON,
     GAIN_RATIO,
     MULTI_OUTPUT,
@@ -97,6 +98,7 @@ from ._splitter import (
     renumber_samples,
     segment_stats,
     set_side_flag,
+    xlogx_table,
 )
 from ._two_valued import (
     bits_in_row_order,
@@ -455,7 +457,8 @@ def draw_candidates(
 def evaluate_batch(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight,
-    unit_sample_weight, y, is_regression, n_sweep, criterion, max_depth, min_samples_split,
+    unit_sample_weight, xlogx, y, is_regression, n_sweep, criterion, max_depth,
+    min_samples_split,
     min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features, weight_root,
     rng_state, parallel,
     n_chunks, random_split, mdl_stop, cat_slot, node_bits, two_valued, row_feature,
@@ -529,7 +532,7 @@ def evaluate_batch(
     out_proxy = np.full((n_searched, n_features), NO_SPLIT)  # the sweep skips non-candidates
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
     cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
-    # Each node's best proxy so far, which the exact Gini sweep's pre-test starts from
+    # Each node's best proxy so far, which the exact sweeps' pre-tests start from
     # (``_shared_best``): the two-valued features are scored first, for that start.
     node_best = new_shared_best(n_searched)
     if has_two_valued:
@@ -594,14 +597,14 @@ def evaluate_batch(
         best_splits_parallel(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sweep_weight, unit_weight, unit_sample_weight,
-            n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
+            xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
             out_pos, out_threshold, out_missing, node_best, n_chunks,
         )  # fmt: skip
     else:
         best_splits_serial(
             search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sweep_weight, unit_weight, unit_sample_weight,
-            n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
+            xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
             out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
@@ -991,6 +994,10 @@ def build(
     # Unweighted regression: the sweep counts rows for the side weights instead of reading
     # sample_weight at each row's id, which a deep node holds scattered (a cache miss per row).
     unit_sample_weight = unit_weight or all_ones(sample_weight)
+    # Entropy and gain ratio on row counts screen their cuts with a table of n ln n.
+    xlogx = xlogx_table(
+        n_samples if unit_weight and (criterion == ENTROPY or criterion == GAIN_RATIO) else 0
+    )
     row_feature, upkeep = segment_upkeep(two_valued)
     two_valued = bits_in_row_order(two_valued, sorted_idx[row_feature])
     capacity = INITIAL_CAPACITY
@@ -1030,7 +1037,7 @@ def build(
         splits = evaluate_batch(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight,
-            unit_sample_weight, y, is_regression, n_sweep, criterion, max_depth,
+            unit_sample_weight, xlogx, y, is_regression, n_sweep, criterion, max_depth,
             min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
             max_features, weight_root, rng_state, parallel, n_chunks, random_split, mdl_stop,
             cat_slot, node_bits, two_valued, row_feature, categorical_search,

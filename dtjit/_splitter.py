@@ -22,6 +22,7 @@ from numba import prange
 
 from ._borrow import borrowed, keep_alive
 from ._criterion import (
+    LN2,
     children_proxy,
     entropy_term,
     gini_from_squares,
@@ -33,6 +34,7 @@ from ._criterion import (
 )
 from ._jit import (
     FEATURE_THRESHOLD,
+    GAIN_RATIO,
     GINI,
     PARALLEL_MIN_WORK,
     POISSON,
@@ -463,6 +465,145 @@ def unit_gini_sweep(
     return best_proxy, best_pos, threshold
 
 
+# Entropy and gain ratio on row counts (:func:`unit_entropy_sweep`): the weighted entropy of
+# both sides of a cut, in nats, is W_l ln W_l + W_r ln W_r - sum of c ln c over the classes of
+# both sides (c: a class count), so it follows row by row from a table of n ln n. The table
+# holds n ln n in fixed point (units of 2**-30, int64): the running sums are then exact
+# integer sums of the table's entries, with no rounding that grows along the sweep. Below
+# this many rows n ln n < 2**31, so every sum stays below 2**62.
+XLOGX_ROWS_LIMIT = 2**26
+XLOGX_SCALE = 2.0**30
+
+# Bounds, in nats, on how far the fixed-point sum above may be from ln 2 times the proxy the
+# sweep computes (sum of entropy_term, scikit-learn's expression), per class and side: each
+# table entry is n ln n rounded (a few ulps of at most W ln W, and 2**-31), and each
+# entropy_term and sum rounds by a few ulps of W. These are 3-10x what the rounding can
+# reach; a looser margin only lets a few more cuts through to be scored exactly.
+ENTROPY_BOUND_MARGIN = 1e-13
+ENTROPY_BOUND_FLOOR = 2.0**-28
+NO_ENTROPY_BOUND = np.int64(-(2**63))
+
+
+@kernel
+def xlogx_table(n_rows):
+    """Return ``round(n * ln(n) * XLOGX_SCALE)`` as int64 for ``n = 0 .. n_rows``.
+
+    An empty table when ``n_rows`` reaches ``XLOGX_ROWS_LIMIT`` (the sums could overflow);
+    the sweep then takes the general path.
+    """
+    if n_rows >= XLOGX_ROWS_LIMIT:
+        return np.zeros(0, dtype=np.int64)
+    out = np.empty(n_rows + 1, dtype=np.int64)
+    out[0] = 0
+    for n in range(1, n_rows + 1):
+        x = np.float64(n)
+        out[n] = np.int64(np.round(x * np.log(x) * XLOGX_SCALE))
+    return out
+
+
+@inline_kernel
+def entropy_bound(proxy, margin):
+    """Least fixed-point sum a cut needs to reach ``proxy`` (bits), less ``margin`` (nats)."""
+    if proxy == NO_SPLIT:
+        return NO_ENTROPY_BOUND
+    return np.int64(np.floor((proxy * LN2 - margin) * XLOGX_SCALE)) - 1
+
+
+@inline_kernel
+def add_row_to_left_xlogx(c, counts, total, xlogx, sum_left, sum_right):
+    """Move a row of class ``c`` to the left side; return the updated sums of ``n ln n``."""
+    count = counts[c]
+    counts[c] = count + 1
+    right = np.int64(total[c]) - count
+    return (
+        sum_left + (xlogx[count + 1] - xlogx[count]),
+        sum_right + (xlogx[right - 1] - xlogx[right]),
+    )
+
+
+@inline_kernel
+def unit_entropy_sweep(
+    val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
+    min_weight_leaf, left, known_proxy, xlogx,
+):  # fmt: skip
+    """Sweep like :func:`best_split_in_segment`, for entropy on row counts.
+
+    Arguments and results as :func:`unit_gini_sweep`'s; ``xlogx`` is :func:`xlogx_table`
+    for at least the node's rows. ``known_proxy`` must be ``NO_SPLIT`` for gain ratio, which
+    needs every feature's own best.
+
+    Notes
+    -----
+    A cut's proxy ``-W_r H_r - W_l H_l`` costs a division and a logarithm per class and side
+    (10 classes: 40 per cut, the whole cost of the sweep). Here each cut is first screened
+    in O(1): the fixed-point sums of ``n ln n`` of both sides (kept row by row, see
+    ``XLOGX_SCALE``) give ``ln 2`` times the proxy within a bound on the rounding of both
+    (``ENTROPY_BOUND_MARGIN``). Only a cut that may reach the best proxy so far is scored,
+    with the general sweep's expression: same proxies, same splits.
+
+    Every boundary between distinct values is screened, as scikit-learn scores every one;
+    the general sweep skips the cuts inside runs of one class, which cannot win (the proxy
+    is convex along such a run, so one of its ends is at least as good).
+    """
+    best_proxy = NO_SPLIT
+    best_pos = end
+    threshold = 0.0
+    counts = left.view(np.int64)
+    sum_left = np.int64(0)
+    sum_right = np.int64(0)
+    for c in range(n_sweep):
+        count = np.int64(left[c])  # read before its bytes are overwritten
+        counts[c] = count
+        sum_left += xlogx[count]
+        sum_right += xlogx[np.int64(total[c]) - count]
+    n_rows = np.int64(weight)
+    weight_p = weight_left - np.float64(p)  # left rows at position r: weight_p + r
+    rows_p = np.int64(weight_p)
+    lo = max(start + 1, start + min_left, p)
+    stop = min(end, end - min_right + 1)
+    if min_weight_leaf > 0.0:
+        lo = first_cut_of_weight(weight_p, weight, min_weight_leaf, lo, stop, False)
+        stop = first_cut_of_weight(weight_p, weight, min_weight_leaf, p, stop, True)
+    if lo >= stop:
+        return best_proxy, best_pos, threshold
+    for u in range(np.uint64(p), np.uint64(lo)):  # rows left of every scored cut
+        sum_left, sum_right = add_row_to_left_xlogx(
+            codes[u], counts, total, xlogx, sum_left, sum_right
+        )
+    margin = (n_sweep + 1) * (
+        ENTROPY_BOUND_MARGIN * (weight * np.log(weight) + weight) + ENTROPY_BOUND_FLOOR
+    )
+    bound = entropy_bound(known_proxy, margin)
+    below = val[lo - 1]  # lo > start
+    for u in range(np.uint64(lo), np.uint64(stop)):
+        above = val[u]
+        rows_left = rows_p + np.int64(u)
+        # ln 2 times the cut's proxy, in fixed point; the subtractions in this order keep
+        # every partial sum within a side's own range.
+        screen = (sum_left - xlogx[rows_left]) + (sum_right - xlogx[n_rows - rows_left])
+        if (above > below + FEATURE_THRESHOLD) & (screen > bound):
+            weight_left = np.float64(rows_left)
+            weight_right = weight - weight_left
+            entropy_left = 0.0
+            entropy_right = 0.0
+            for c in range(n_sweep):
+                count = np.float64(counts[c])
+                entropy_left += entropy_term(count, weight_left)
+                entropy_right += entropy_term(total[c] - count, weight_right)
+            proxy = children_proxy(entropy_left, entropy_right, weight_left, weight_right)
+            if proxy > best_proxy:
+                best_proxy = proxy
+                best_pos = np.int64(u)
+                threshold = np.float64(below) / 2.0 + np.float64(above) / 2.0
+                # max: a bound from another feature's best (known_proxy) may be higher.
+                bound = max(bound, entropy_bound(best_proxy, margin))
+        below = above
+        sum_left, sum_right = add_row_to_left_xlogx(
+            codes[u], counts, total, xlogx, sum_left, sum_right
+        )
+    return best_proxy, best_pos, threshold
+
+
 @inline_kernel
 def best_split_in_segment(
     idx,
@@ -474,6 +615,7 @@ def best_split_in_segment(
     sample_weight,
     unit_weight,
     unit_sample_weight,
+    xlogx,
     total,
     weight,
     n_sweep,
@@ -503,6 +645,9 @@ def best_split_in_segment(
     unit_sample_weight : bool
         Every weight is 1 (true with ``unit_weight``, and for unweighted regression): the
         side weights are row counts, and only the contributions are gathered.
+    xlogx : ndarray of int64
+        :func:`xlogx_table` of the fit's rows for entropy and gain ratio with ``unit_weight``
+        (:func:`unit_entropy_sweep`), else empty.
     total : ndarray of float64
         The node's statistics (for squared error ``total[1]``, its sum of ``w * y**2``, is
         read too).
@@ -530,8 +675,10 @@ def best_split_in_segment(
         Scratch of at least ``n_sweep`` entries for the left statistics.
     known_proxy : float
         A proxy some split of the node reaches, or ``NO_SPLIT``; the Gini sweeps, on row
-        counts (:func:`unit_gini_sweep`) and on weights, skip the cuts that cannot reach it
-        (so a losing feature may report a lesser cut or none); the other sweeps ignore it.
+        counts (:func:`unit_gini_sweep`) and on weights, the squared-error sweep and the
+        entropy sweep on row counts (:func:`unit_entropy_sweep`) skip the cuts that cannot
+        reach it (so a losing feature may report a lesser cut or none); the other sweeps
+        ignore it. Gain ratio, which needs every feature's own best, never uses it.
 
     Returns
     -------
@@ -585,6 +732,12 @@ def best_split_in_segment(
         return unit_gini_sweep(
             val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
             min_right, min_weight_leaf, left, known_proxy,
+        )  # fmt: skip
+    if unit_weight and xlogx.shape[0] > 0:  # entropy or gain ratio on row counts
+        return unit_entropy_sweep(
+            val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
+            min_right, min_weight_leaf, left,
+            NO_SPLIT if criterion == GAIN_RATIO else known_proxy, xlogx,
         )  # fmt: skip
     # Division-free pre-test of a cut, as in unit_gini_sweep. Gini and squared error both
     # test a_l * W_r + a_r * W_l > bound * W_l * W_r (a: a side's sum of squared class weights,
@@ -830,6 +983,7 @@ def best_splits_of_feature(
     sample_weight,
     unit_weight,
     unit_sample_weight,
+    xlogx,
     n_sweep,
     criterion,
     min_samples_leaf,
@@ -914,7 +1068,7 @@ def best_splits_of_feature(
             for nan_pass in range(n_passes):
                 pass_proxy, pass_pos, pass_threshold = best_split_in_segment(
                     idx, val, codes, start, end_non_missing, contrib, sample_weight,
-                    unit_weight, unit_sample_weight, total, weight, n_sweep, criterion,
+                    unit_weight, unit_sample_weight, xlogx, total, weight, n_sweep, criterion,
                     min_samples_leaf, min_weight_leaf, n_missing, nan_pass == 1, missing_stats,
                     missing_weight, left, read_best(node_best, k),
                 )  # fmt: skip
@@ -941,9 +1095,9 @@ def best_splits_of_feature(
 @inline_kernel
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, n_sweep, criterion,
-    min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-    out_missing, node_best,
+    sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep,
+    criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
+    out_threshold, out_missing, node_best,
 ):  # fmt: skip
     """Best split of every (node, feature) pair of a batch, one feature after the other.
 
@@ -953,7 +1107,7 @@ def best_splits_serial(
         best_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
-            n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
+            xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
             out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip
 
@@ -961,9 +1115,9 @@ def best_splits_serial(
 @parallel_kernel
 def best_splits_parallel(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, n_sweep, criterion,
-    min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos, out_threshold,
-    out_missing, node_best, n_threads,
+    sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep,
+    criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
+    out_threshold, out_missing, node_best, n_threads,
 ):  # fmt: skip
     """Compute what :func:`best_splits_serial` does, features spread over ``n_threads``.
 
@@ -994,7 +1148,7 @@ def best_splits_parallel(
                 best_splits_of_feature(
                     f, nodes[first:stop], candidate[first:stop], node_start, node_end,
                     node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
-                    sample_weight, unit_weight, unit_sample_weight, n_sweep, criterion,
+                    sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep, criterion,
                     min_samples_leaf, min_weight_leaf, random_split, out_proxy[first:stop],
                     out_pos[first:stop], out_threshold[first:stop], out_missing[first:stop],
                     node_best[first:stop],

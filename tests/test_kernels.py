@@ -22,7 +22,7 @@ import textwrap
 import numba
 import numpy as np
 import pytest
-from _reference import FEATURE_THRESHOLD, gini
+from _reference import FEATURE_THRESHOLD, entropy, gini
 from numba.core.registry import CPUDispatcher
 
 import dtjit
@@ -476,7 +476,7 @@ def test_sorted_codes_of_a_block_of_positions():
     np.testing.assert_array_equal(out[0], [0, 11, 10, 0])
 
 
-def _unit_gini_reference(val, codes, n_classes, min_left, min_right):
+def _unit_sweep_reference(val, codes, n_classes, min_left, min_right, impurity=gini):
     """Score every cut between distinct values with scikit-learn's proxy; first max wins."""
     n = len(val)
     best = (-np.inf, n, 0.0)
@@ -486,9 +486,9 @@ def _unit_gini_reference(val, codes, n_classes, min_left, min_right):
         if r < min_left or n - r < min_right:
             continue
         w_left, w_right = float(r), float(n - r)
-        gini_left = gini(np.bincount(codes[:r], minlength=n_classes), w_left)
-        gini_right = gini(np.bincount(codes[r:], minlength=n_classes), w_right)
-        proxy = -w_right * gini_right - w_left * gini_left
+        impurity_left = impurity(np.bincount(codes[:r], minlength=n_classes), w_left)
+        impurity_right = impurity(np.bincount(codes[r:], minlength=n_classes), w_right)
+        proxy = -w_right * impurity_right - w_left * impurity_left
         if proxy > best[0]:
             best = (proxy, r, float(val[r - 1]) / 2.0 + float(val[r]) / 2.0)
     return best
@@ -547,7 +547,7 @@ def test_unit_gini_sweep_on_long_runs_of_ties(n_classes):
             np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), 0.0,
             np.zeros(n_classes), _splitter.NO_SPLIT,
         )  # fmt: skip
-        expected = _unit_gini_reference(val, codes, n_classes, min_leaf, min_leaf)
+        expected = _unit_sweep_reference(val, codes, n_classes, min_leaf, min_leaf)
         assert got == expected, trial
 
 
@@ -631,15 +631,41 @@ def test_shared_best_holds_an_offered_value(n_threads):
     assert seen[6] == -np.inf == python_best[6]
 
 
+def _unit_sweep(criterion, val, codes, total, n_classes, min_leaf, min_weight, known_proxy):
+    """Run ``unit_gini_sweep`` or ``unit_entropy_sweep`` on the whole segment ``val``."""
+    n = len(val)
+    args = (
+        val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
+        np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), min_weight,
+        np.zeros(n_classes), known_proxy,
+    )  # fmt: skip
+    if criterion == "gini":
+        return _splitter.unit_gini_sweep(*args)
+    return _splitter.unit_entropy_sweep(*args, _splitter.xlogx_table(n))
+
+
+def test_xlogx_table_holds_n_ln_n_in_fixed_point():
+    """Entries are ``n ln n`` in units of ``2**-30``, to the rounding of one float64 product."""
+    for n_rows in (0, 1, 5, 100_000):
+        table = _splitter.xlogx_table(n_rows)
+        assert table.dtype == np.int64 and table.shape == (n_rows + 1,)
+        n = np.arange(1, n_rows + 1, dtype=np.float64)
+        expected = n * np.log(n) * _splitter.XLOGX_SCALE
+        assert table[0] == 0
+        assert np.all(np.abs(table[1:] - expected) <= 1.0 + 4e-16 * expected)
+    assert _splitter.xlogx_table(_splitter.XLOGX_ROWS_LIMIT).shape == (0,)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
 @pytest.mark.parametrize("seed", range(6))
-def test_unit_gini_sweep_keeps_the_first_of_tied_proxies(seed):
-    """The division-free pre-test of ``unit_gini_sweep`` drops no cut that can win.
+def test_unit_sweeps_keep_the_first_of_tied_proxies(seed, criterion):
+    """The pre-tests of ``unit_gini_sweep`` and ``unit_entropy_sweep`` drop no cut that can win.
 
     Label patterns repeated along the segment give many cuts with exactly equal proxies
     (the first must win), random labels give near ties; both with and without
     ``min_samples_leaf`` and ``min_weight_leaf`` limits (with unit weights, a least weight
     ``w`` is a least row count ``ceil(w)``). Every fourth segment is longer than
-    ``BRANCHY_SWEEP_MIN_ROWS``, so both of the sweep's loops are checked. Proxy, position and
+    ``BRANCHY_SWEEP_MIN_ROWS``, so both of the Gini sweep's loops are checked. Proxy, position and
     threshold must equal the reference's, also when the pre-test starts from a proxy known
     to be reached (``known_proxy``: another feature's best) equal to the best or just under
     it; from a higher one, the sweep must report nothing better than the best.
@@ -662,17 +688,17 @@ def test_unit_gini_sweep_keeps_the_first_of_tied_proxies(seed):
         min_weight = float(rng.choice([0.0, 0.0, 2.5, 7.0]))
         total = np.bincount(codes, minlength=n_classes).astype(np.float64)
         min_rows = max(min_leaf, int(np.ceil(min_weight)))
-        expected = _unit_gini_reference(val, codes, n_classes, min_rows, min_rows)
+        expected = _unit_sweep_reference(
+            val, codes, n_classes, min_rows, min_rows, gini if criterion == "gini" else entropy
+        )
         best = expected[0]
         known = [_splitter.NO_SPLIT]
         if best > _splitter.NO_SPLIT:
             known += [best, np.nextafter(best, -np.inf), best - 1e-9 * abs(best), best + 0.5]
         for known_proxy in known:
-            got = _splitter.unit_gini_sweep(
-                val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
-                np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), min_weight,
-                np.zeros(n_classes), known_proxy,
-            )  # fmt: skip
+            got = _unit_sweep(
+                criterion, val, codes, total, n_classes, min_leaf, min_weight, known_proxy
+            )
             if known_proxy > best:
                 assert got[0] <= best, (seed, trial)
             else:

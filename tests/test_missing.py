@@ -62,12 +62,14 @@ def _kernel_split(
     if not is_classifier:  # the node's statistics: sum(w*y), sum(w*y*y), range of y
         total = np.array([total[0], np.sum(w * y * y), np.ptp(y)])
     one = np.zeros(1, np.int64)
+    # The builder's table of n ln n: entropy on row counts screens its cuts with it.
+    xlogx = _splitter.xlogx_table(len(x) if unit and criterion == "entropy" else 0)
     out_proxy, out_pos = np.empty((1, 1)), np.empty((1, 1), np.int64)
     out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)
     _splitter.best_splits_of_feature(
         np.int64(0), one, np.ones((1, 1), np.uint8), one, np.array([len(x)]), total[None, :],
         np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit and is_classifier,
-        unit, n_sweep,
+        unit, xlogx, n_sweep,
         dtjit._jit.CRITERION_CODES[criterion], min_samples_leaf, float(min_weight_leaf), False,
         out_proxy, out_pos, out_threshold, out_missing, np.array([known]),
     )  # fmt: skip

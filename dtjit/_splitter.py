@@ -348,6 +348,23 @@ def first_cut_of_weight(weight_p, weight, min_weight_leaf, lo, hi, right):
 
 
 @inline_kernel
+def scored_cut_range(start, p, end, min_left, min_right, min_weight_leaf, weight_p, weight):
+    """Return the range ``[lo, stop)`` of cuts a row-count sweep may score.
+
+    A cut needs a value before it and enough rows and weight on its left, and the first cut
+    short of rows or weight on its right ends the sweep (both tests are monotone in r).
+    Bounding the loop by them takes those tests out of it. The left weight at cut ``r`` is
+    ``weight_p + r``.
+    """
+    lo = max(start + 1, start + min_left, p)
+    stop = min(end, end - min_right + 1)
+    if min_weight_leaf > 0.0:
+        lo = first_cut_of_weight(weight_p, weight, min_weight_leaf, lo, stop, False)
+        stop = first_cut_of_weight(weight_p, weight, min_weight_leaf, p, stop, True)
+    return lo, stop
+
+
+@inline_kernel
 def unit_gini_sweep(
     val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
     min_weight_leaf, left, known_proxy,
@@ -402,15 +419,9 @@ def unit_gini_sweep(
         sq_right += right * right
     # weight_left at position r is weight_p + r: exact integers, no float chain.
     weight_p = weight_left - np.float64(p)
-    # The cuts that may be scored are one range [lo, stop): a cut needs a value before it
-    # and enough rows and weight on its left, and the first cut short of rows or weight on
-    # its right ends the sweep (both tests are monotone in r). Bounding the loop by them
-    # takes those tests out of it.
-    lo = max(start + 1, start + min_left, p)
-    stop = min(end, end - min_right + 1)
-    if min_weight_leaf > 0.0:
-        lo = first_cut_of_weight(weight_p, weight, min_weight_leaf, lo, stop, False)
-        stop = first_cut_of_weight(weight_p, weight, min_weight_leaf, p, stop, True)
+    lo, stop = scored_cut_range(
+        start, p, end, min_left, min_right, min_weight_leaf, weight_p, weight
+    )
     if lo >= stop:
         return best_proxy, best_pos, threshold
     for u in range(np.uint64(p), np.uint64(lo)):  # rows left of every scored cut
@@ -559,11 +570,9 @@ def unit_entropy_sweep(
     n_rows = np.int64(weight)
     weight_p = weight_left - np.float64(p)  # left rows at position r: weight_p + r
     rows_p = np.int64(weight_p)
-    lo = max(start + 1, start + min_left, p)
-    stop = min(end, end - min_right + 1)
-    if min_weight_leaf > 0.0:
-        lo = first_cut_of_weight(weight_p, weight, min_weight_leaf, lo, stop, False)
-        stop = first_cut_of_weight(weight_p, weight, min_weight_leaf, p, stop, True)
+    lo, stop = scored_cut_range(
+        start, p, end, min_left, min_right, min_weight_leaf, weight_p, weight
+    )
     if lo >= stop:
         return best_proxy, best_pos, threshold
     for u in range(np.uint64(p), np.uint64(lo)):  # rows left of every scored cut

@@ -703,3 +703,97 @@ def test_unit_sweeps_keep_the_first_of_tied_proxies(seed, criterion):
                 assert got[0] <= best, (seed, trial)
             else:
                 assert got == expected, (seed, trial, known_proxy)
+
+
+def _weighted_entropy_reference(val, codes, w, n_classes, min_left, min_weight):
+    """The general sweep's rules for entropy, in Python: groups of tied values, a cut between
+    two groups pure in one class scored only at the ends of the feasible range, class weights
+    and the left weight summed row by row; first max wins."""
+    n = len(val)
+    total = np.zeros(n_classes)
+    for c, wi in zip(codes, w, strict=True):
+        total[c] += wi
+    weight = float(np.sum(w))
+    groups = []  # (first row, end, pure, class)
+    p = 0
+    while p < n:
+        q = p + 1
+        while q < n and not val[q] > val[q - 1] + FEATURE_THRESHOLD:
+            q += 1
+        groups.append((p, q, bool(np.all(codes[p:q] == codes[p])), int(codes[p])))
+        p = q
+    left = np.zeros(n_classes)
+    weight_left = 0.0
+    best = (-np.inf, n, 0.0)
+    prev = None  # (pure, class, left feasible) of the previous group
+    for p, q, pure, code in groups:
+        next_weight_left = weight_left
+        for u in range(p, q):
+            next_weight_left += w[u]
+        if p > 0:
+            if n - p < min_left or weight - weight_left < min_weight:
+                break
+            feasible = p >= min_left and weight_left >= min_weight
+            last = q >= n or n - q < min_left or weight - next_weight_left < min_weight
+            inside_run = pure and prev[0] and code == prev[1] and prev[2]
+            if feasible and (not inside_run or last):
+                weight_right = weight - weight_left
+                proxy = -weight_right * entropy(total - left, weight_right) - (
+                    weight_left * entropy(left, weight_left)
+                )
+                if proxy > best[0]:
+                    best = (proxy, p, float(val[p - 1]) / 2.0 + float(val[p]) / 2.0)
+            prev = (pure, code, feasible)
+        else:
+            prev = (pure, code, False)
+        for u in range(p, q):
+            left[codes[u]] += w[u]
+        weight_left = next_weight_left
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_weighted_entropy_sweep_keeps_the_first_of_tied_proxies(seed):
+    """The screen of ``weighted_entropy_sweep`` drops no cut that can win.
+
+    Against the general sweep's rules in Python, proxies computed from the same sums: equal
+    proxy, position and threshold. Repeated label patterns with weights in eighths (exact
+    sums, so many exactly tied cuts: the first must win), random labels with weights spread
+    over eight orders of magnitude (long segments, where the running sums round the most),
+    leaf limits, and ``known_proxy`` equal to the best, one ulp under it, or above it.
+    """
+    rng = np.random.default_rng(seed)
+    for trial in range(40):
+        n_classes = int(rng.integers(2, 12))
+        n = int(rng.integers(2, 300) + (20_000 if trial % 8 == 7 else 0))
+        if trial % 2:
+            pattern = rng.integers(0, n_classes, size=int(rng.integers(1, 6)))
+            codes = np.resize(pattern, n)
+            w = np.resize(rng.integers(1, 17, size=len(pattern)) / 8.0, n)
+        else:
+            codes = rng.integers(0, n_classes, size=n)
+            w = np.exp(rng.uniform(-9.0, 9.0, size=n)) if trial % 4 == 0 else rng.random(n)
+        codes = codes.astype(np.uint16)
+        val = np.sort(rng.integers(0, max(2, n // int(rng.integers(1, 4))), size=n)).astype(
+            np.float32
+        )
+        min_leaf = int(rng.choice([1, 1, 3, 10]))
+        min_weight = float(rng.choice([0.0, 0.0, 0.25, 0.1 * w.sum()]))
+        expected = _weighted_entropy_reference(val, codes, w, n_classes, min_leaf, min_weight)
+        total = np.zeros(n_classes)
+        np.add.at(total, codes, w)
+        best = expected[0]
+        known = [_splitter.NO_SPLIT]
+        if best > _splitter.NO_SPLIT:
+            known += [best, np.nextafter(best, -np.inf), best + 0.5 * abs(best) + 0.5]
+        for known_proxy in known:
+            got = _splitter.weighted_entropy_sweep(
+                np.arange(n, dtype=np.int32), val, codes, np.int64(0), np.int64(0),
+                np.int64(n), w, w, total, float(np.sum(w)), 0.0, np.int64(n_classes),
+                np.int64(min_leaf), np.int64(min_leaf), min_weight, np.zeros(5 * n_classes),
+                known_proxy,
+            )  # fmt: skip
+            if known_proxy > best:
+                assert got[0] <= best, (seed, trial)
+            else:
+                assert got == expected, (seed, trial, known_proxy)

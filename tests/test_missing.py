@@ -106,12 +106,13 @@ def test_split_search_matches_reference(criterion, unit):
         else:
             x = rng.integers(0, int(rng.integers(1, 6)), n).astype(np.float32)
         x[rng.random(n) < rng.random() * 0.7] = np.nan
-        n_classes = 3
+        # 9 classes: weighted entropy takes weighted_entropy_sweep.
+        n_classes = int(rng.choice([2, 3, 9]))
         y = rng.integers(0, n_classes, n)
         if criterion == "squared_error":
             y = rng.integers(-3, 4, n).astype(np.float64)
-        # integer weights: exact sums
-        w = np.ones(n) if unit else rng.integers(1, 4, n).astype(np.float64)
+        # weights in quarters: exact sums
+        w = np.ones(n) if unit else rng.integers(1, 13, n) / 4.0
         msl = int(rng.integers(1, 4))
         mwl = float(rng.choice([0.0, 2.0]))
         ref = reference_split_with_missing(

@@ -56,6 +56,10 @@ def user_session() -> None:
     for rows, n_jobs in ((slice(0, 600), None), (slice(None), 2)):
         model = DecisionTreeClassifier(max_depth=5, n_jobs=n_jobs)
         model.fit(big_X[rows], many_classes[rows]).predict(X)
+    # Weighted entropy with 8 classes or more: a sweep kernel of its own (one- and two-byte codes).
+    for labels in (np.arange(len(big_y)) % 9, many_classes):
+        model = DecisionTreeClassifier(criterion="entropy", class_weight="balanced", max_depth=4)
+        model.fit(big_X[:1000], labels[:1000], sample_weight=np.linspace(0.5, 2.0, 1000))
     categories = X.copy()
     categories[:, 0] = np.arange(len(y)) % 5
     # 24 categorical columns of 5690 rows: the threaded subset search and routing.

@@ -56,7 +56,8 @@ def user_session() -> None:
     for rows, n_jobs in ((slice(0, 600), None), (slice(None), 2)):
         model = DecisionTreeClassifier(max_depth=5, n_jobs=n_jobs)
         model.fit(big_X[rows], many_classes[rows]).predict(X)
-    # Weighted entropy with 8 classes or more: a sweep kernel of its own (one- and two-byte codes).
+    # Weighted entropy, 9 classes (_splitter.weighted_entropy_sweep) and 260 (the Python loop's
+    # renumbering: _builder.largest_segment).
     for labels in (np.arange(len(big_y)) % 9, many_classes):
         model = DecisionTreeClassifier(criterion="entropy", class_weight="balanced", max_depth=4)
         model.fit(big_X[:1000], labels[:1000], sample_weight=np.linspace(0.5, 2.0, 1000))

@@ -797,3 +797,20 @@ def test_weighted_entropy_sweep_keeps_the_first_of_tied_proxies(seed):
                 assert got[0] <= best, (seed, trial)
             else:
                 assert got == expected, (seed, trial, known_proxy)
+
+
+def test_mostly_distinct_looks_at_sixteen_rows():
+    """The tie test that sends weighted entropy to its screen: 16 rows spread over the segment,
+    at most 4 of them tied with the row before (float32 FEATURE_THRESHOLD, as the sweeps)."""
+    rng = np.random.default_rng(0)
+    distinct = np.sort(rng.normal(size=1000)).astype(np.float32)
+    assert _splitter.mostly_distinct(distinct, np.int64(0), np.int64(1000))
+    zero_one = np.sort(rng.random(1000) < 0.5).astype(np.float32)
+    assert not _splitter.mostly_distinct(zero_one, np.int64(0), np.int64(1000))
+    for n_tied in range(17):
+        # Rows 1, 2, ..., 16 are the ones looked at in a segment of 17 rows.
+        steps = np.ones(17, dtype=np.float32)
+        steps[1 : n_tied + 1] = np.float32(1e-8)  # within FEATURE_THRESHOLD of the row before
+        val = np.cumsum(steps).astype(np.float32)
+        expected = n_tied <= 4
+        assert _splitter.mostly_distinct(val, np.int64(0), np.int64(17)) == expected, n_tied

@@ -92,19 +92,22 @@ def _kernel_split(
 def test_split_search_matches_reference(criterion, unit):
     """Random small nodes: same threshold, NaN side and rows left as the slow reference.
 
-    Half the columns are skewed 0/1 columns, whose long first or last tied group the sweep
-    takes in one step. Told that another feature reaches this one's best proxy, the search
-    still finds that very split (ties admitted, through both NaN passes); told of a better
-    one, it reports nothing better than its best.
+    Many columns are skewed 0/1 columns, whose long first or last tied group the sweep
+    takes in one step; some hold distinct values. Told that another feature reaches this
+    one's best proxy, the search still finds that very split (ties admitted, through both
+    NaN passes); told of a better one, it reports nothing better than its best.
     """
     rng = np.random.default_rng(5)
     n_checked = 0
     for _ in range(300):
         n = int(rng.integers(2, 30))
-        if rng.random() < 0.5:
+        kind = rng.random()
+        if kind < 0.4:
             x = (rng.random(n) < rng.choice([0.1, 0.3, 0.7, 0.9])).astype(np.float32)
-        else:
+        elif kind < 0.7:
             x = rng.integers(0, int(rng.integers(1, 6)), n).astype(np.float32)
+        else:  # distinct values: weighted entropy's screen (mostly_distinct)
+            x = rng.normal(size=n).astype(np.float32)
         x[rng.random(n) < rng.random() * 0.7] = np.nan
         # 9 classes: weighted entropy takes weighted_entropy_sweep.
         n_classes = int(rng.choice([2, 3, 9]))

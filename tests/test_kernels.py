@@ -800,8 +800,9 @@ def test_weighted_entropy_sweep_keeps_the_first_of_tied_proxies(seed):
 
 
 def test_mostly_distinct_looks_at_sixteen_rows():
-    """The tie test that sends weighted entropy to its screen: 16 rows spread over the segment,
-    at most 4 of them tied with the row before (float32 FEATURE_THRESHOLD, as the sweeps)."""
+    """The tie test that sends weighted entropy to its screen: rows at a stride of a sixteenth
+    of the segment, at most 4 of them tied with the row before (float32 FEATURE_THRESHOLD, as
+    the sweeps)."""
     rng = np.random.default_rng(0)
     distinct = np.sort(rng.normal(size=1000)).astype(np.float32)
     assert _splitter.mostly_distinct(distinct, np.int64(0), np.int64(1000))

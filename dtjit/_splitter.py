@@ -624,12 +624,12 @@ def unit_entropy_sweep(
 ENTROPY_DRIFT_MARGIN = 4e-15
 # Fewer classes than this, or a segment of mostly tied values (:func:`mostly_distinct`), take
 # the general sweep, which scores a cut with 2 * n_sweep logarithms. On make_classification
-# data the screen paid from 3 classes on (0.86x the time), 0.37x at 10 classes. On Covertype
-# (7 classes, long runs of tied values, 3 % of the fit in logarithms) it cost 1.12-1.22x in
-# every form tried, also with the screen turned off, so the cost is this sweep being a kernel
-# of its own (see its Notes); with 10 classes made of Covertype's 7, 1.18x. 8 was chosen
-# before the tie test existed; lower values were not measured with it.
-WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES = 8
+# data (300k x 20, weighted, old and new alternating) the screen takes 0.86x the time at 3
+# classes, 0.62x at 5, 0.37x at 10; binary data gained 1-4 %, not worth a kernel call. On
+# Covertype (long runs of tied values, 3 % of the fit in logarithms) this sweep was 1.12-1.22x
+# slower in every form tried, also with the screen turned off: the cost of being a kernel of
+# its own (see its Notes). The tie test keeps Covertype on the general sweep (0.96x).
+WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES = 3
 
 
 @inline_kernel

@@ -109,7 +109,7 @@ def test_split_search_matches_reference(criterion, unit):
         else:  # distinct values: weighted entropy's screen (mostly_distinct)
             x = rng.normal(size=n).astype(np.float32)
         x[rng.random(n) < rng.random() * 0.7] = np.nan
-        # 9 classes: weighted entropy takes weighted_entropy_sweep.
+        # 3 or 9 classes: weighted entropy takes weighted_entropy_sweep.
         n_classes = int(rng.choice([2, 3, 9]))
         y = rng.integers(0, n_classes, n)
         if criterion == "squared_error":

@@ -677,6 +677,32 @@ def tied_group(idx, val, codes, p, end, sample_weight, unit_sample_weight, weigh
     return np.int64(u), pure, group_code, next_weight_left
 
 
+@inline_kernel
+def cut_to_score(
+    p, q, start, end, weight, weight_left, next_weight_left, min_left, min_right,
+    min_weight_leaf, skip_same_class, pure, prev_pure, group_code, prev_code,
+    prev_left_feasible,
+):  # fmt: skip
+    """Apply the group sweeps' rules to the cut before the group ``[p, q)`` (``p > start``).
+
+    Returns ``stop`` (the right side is too small, and only shrinks from here on),
+    ``left_feasible`` and ``score``: a feasible cut is scored unless it lies between two
+    groups pure in the same class (``skip_same_class``), where only the ends of the feasible
+    range can win.
+    """
+    if end - p < min_right or weight - weight_left < min_weight_leaf:
+        return True, False, False
+    left_feasible = p - start >= min_left and weight_left >= min_weight_leaf
+    score = left_feasible and (
+        not (skip_same_class and pure and prev_pure and group_code == prev_code)
+        or not prev_left_feasible
+        or q >= end
+        or end - q < min_right
+        or weight - next_weight_left < min_weight_leaf
+    )
+    return False, left_feasible, score
+
+
 @kernel
 def weighted_entropy_sweep(
     idx, val, codes, start, p, end, contrib, sample_weight, total, weight, weight_left,
@@ -745,16 +771,14 @@ def weighted_entropy_sweep(
         )
         # Candidate: left = [start, p), right = [p, end).
         if p > start:
-            if end - p < min_right or weight - weight_left < min_weight_leaf:
-                break  # the right side only shrinks from here on
-            left_feasible = p - start >= min_left and weight_left >= min_weight_leaf
-            if left_feasible and (
-                not (pure and prev_pure and group_code == prev_code)
-                or not prev_left_feasible
-                or q >= end
-                or end - q < min_right
-                or weight - next_weight_left < min_weight_leaf
-            ):
+            stop, left_feasible, score = cut_to_score(
+                p, q, start, end, weight, weight_left, next_weight_left, min_left, min_right,
+                min_weight_leaf, True, pure, prev_pure, group_code, prev_code,
+                prev_left_feasible,
+            )  # fmt: skip
+            if stop:
+                break
+            if score:
                 for k in range(n_moved):
                     c = np.int64(left[moved + k])
                     left[is_moved + c] = 0.0
@@ -960,68 +984,58 @@ def best_split_in_segment(
         )
         # Candidate: left = [start, p), right = [p, end).
         if p > start:
-            if end - p < min_right or weight - weight_left < min_weight_leaf:
+            stop, left_feasible, score = cut_to_score(
+                p, q, start, end, weight, weight_left, next_weight_left, min_left, min_right,
+                min_weight_leaf, skip_same_class, pure, prev_pure, group_code, prev_code,
+                prev_left_feasible,
+            )  # fmt: skip
+            if stop:
                 break  # the right side only shrinks from here on
-            left_feasible = p - start >= min_left and weight_left >= min_weight_leaf
-            if left_feasible:
-                last_feasible = (
-                    q >= end or end - q < min_right or weight - next_weight_left < min_weight_leaf
-                )
-                if (
-                    not (skip_same_class and pure and prev_pure and group_code == prev_code)
-                    or not prev_left_feasible
-                    or last_feasible
-                ):
-                    # The proxy is computed here rather than in a helper taking the
-                    # arrays: such a call costs reference-count updates per candidate.
-                    weight_right = weight - weight_left
-                    if criterion == SQUARED_ERROR:
-                        sum_left = left[0]
-                        sum_right = total[0] - left[0]
-                        proxy = NO_SPLIT
-                        if (
-                            sum_left * sum_left * weight_right + sum_right * sum_right * weight_left
-                            > bound * (weight_left * weight_right)
-                        ):
-                            proxy = squared_error_proxy(
-                                sum_left, sum_right, weight_left, weight_right
-                            )
-                    elif criterion == POISSON:
-                        proxy = poisson_proxy(
-                            left[0], total[0] - left[0], weight_left, weight_right
-                        )
-                    elif criterion == GINI:
-                        sq_left = 0.0
-                        sq_right = 0.0
-                        for c in range(n_sweep):
-                            count = left[c]
-                            sq_left += count * count
-                            count = total[c] - left[c]
-                            sq_right += count * count
-                        proxy = NO_SPLIT
-                        if sq_left * weight_right + sq_right * weight_left > bound * (
-                            weight_left * weight_right
-                        ):
-                            proxy = children_proxy(
-                                gini_from_squares(sq_left, weight_left),
-                                gini_from_squares(sq_right, weight_right),
-                                weight_left,
-                                weight_right,
-                            )
-                    else:
-                        entropy_left = 0.0
-                        entropy_right = 0.0
-                        for c in range(n_sweep):
-                            entropy_left += entropy_term(left[c], weight_left)
-                            entropy_right += entropy_term(total[c] - left[c], weight_right)
+            if score:
+                # The proxy is computed here rather than in a helper taking the
+                # arrays: such a call costs reference-count updates per candidate.
+                weight_right = weight - weight_left
+                if criterion == SQUARED_ERROR:
+                    sum_left = left[0]
+                    sum_right = total[0] - left[0]
+                    proxy = NO_SPLIT
+                    if (
+                        sum_left * sum_left * weight_right + sum_right * sum_right * weight_left
+                        > bound * (weight_left * weight_right)
+                    ):
+                        proxy = squared_error_proxy(sum_left, sum_right, weight_left, weight_right)
+                elif criterion == POISSON:
+                    proxy = poisson_proxy(left[0], total[0] - left[0], weight_left, weight_right)
+                elif criterion == GINI:
+                    sq_left = 0.0
+                    sq_right = 0.0
+                    for c in range(n_sweep):
+                        count = left[c]
+                        sq_left += count * count
+                        count = total[c] - left[c]
+                        sq_right += count * count
+                    proxy = NO_SPLIT
+                    if sq_left * weight_right + sq_right * weight_left > bound * (
+                        weight_left * weight_right
+                    ):
                         proxy = children_proxy(
-                            entropy_left, entropy_right, weight_left, weight_right
+                            gini_from_squares(sq_left, weight_left),
+                            gini_from_squares(sq_right, weight_right),
+                            weight_left,
+                            weight_right,
                         )
-                    if proxy > best_proxy:
-                        best_proxy = proxy
-                        best_pos = p
-                        threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
-                        bound = max(bound, best_proxy + bound_offset)
+                else:
+                    entropy_left = 0.0
+                    entropy_right = 0.0
+                    for c in range(n_sweep):
+                        entropy_left += entropy_term(left[c], weight_left)
+                        entropy_right += entropy_term(total[c] - left[c], weight_right)
+                    proxy = children_proxy(entropy_left, entropy_right, weight_left, weight_right)
+                if proxy > best_proxy:
+                    best_proxy = proxy
+                    best_pos = p
+                    threshold = np.float64(val[p - 1]) / 2.0 + np.float64(val[p]) / 2.0
+                    bound = max(bound, best_proxy + bound_offset)
             prev_left_feasible = left_feasible
         for u in range(np.uint64(p), np.uint64(q)):
             left[codes[u]] += 1.0 if unit_weight else contrib[idx[u]]

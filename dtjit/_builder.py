@@ -59,7 +59,6 @@ from ._hist import (
 )
 from ._jit import (
     ABSOLUTE_ERROR,
-    ENTROPY,
     EPSILON,
     GAIN_RATIO,
     MULTI_OUTPUT,
@@ -96,9 +95,9 @@ from ._splitter import (
     rand_below,
     rand_uniform,
     renumber_samples,
+    screening_table,
     segment_stats,
     set_side_flag,
-    xlogx_table,
 )
 from ._two_valued import (
     bits_in_row_order,
@@ -995,9 +994,7 @@ def build(
     # sample_weight at each row's id, which a deep node holds scattered (a cache miss per row).
     unit_sample_weight = unit_weight or all_ones(sample_weight)
     # Entropy and gain ratio on row counts screen their cuts with a table of n ln n.
-    xlogx = xlogx_table(
-        n_samples if unit_weight and (criterion == ENTROPY or criterion == GAIN_RATIO) else 0
-    )
+    xlogx = screening_table(n_samples, unit_weight, criterion)
     row_feature, upkeep = segment_upkeep(two_valued)
     two_valued = bits_in_row_order(two_valued, sorted_idx[row_feature])
     capacity = INITIAL_CAPACITY
@@ -1271,7 +1268,7 @@ def evaluate_batch_hist(
     nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
     node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
     sample_weight, unit_weight, y, position_contrib, position_weight, position_y, is_regression,
-    n_sweep, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+    n_sweep, criterion, xlogx, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
     min_impurity_decrease, max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop,
     cat_slot, nan_bin, node_bits, categorical_search,
 ):  # fmt: skip
@@ -1280,7 +1277,7 @@ def evaluate_batch_hist(
     A categorical feature's bins are its codes (``nan_bin[f]``: the bin of a missing value,
     ``-1`` if none); its subset split is stored as in :func:`evaluate_batch`.
     ``contrib``, ``sample_weight`` and ``y`` are indexed by sample id, their ``position_``
-    copies by position (``_hist``).
+    copies by position (``_hist``). ``xlogx``: ``_splitter.screening_table`` of the fit.
 
     Returns the same arrays. The chosen split's rows are partitioned here (the pass that sums
     the children's statistics moves them too), so ``split_pos`` is final on return.
@@ -1294,12 +1291,12 @@ def evaluate_batch_hist(
     # Uncounted views of the arguments for the loops below (``_borrow``).
     (nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_, node_slot,
      hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-     sample_weight, y, position_contrib, position_weight, position_y, rng_state, cat_slot,
-     nan_bin, node_bits) = borrowed((
+     sample_weight, y, position_contrib, position_weight, position_y, xlogx, rng_state,
+     cat_slot, nan_bin, node_bits) = borrowed((
         nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
         node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-        sample_weight, y, position_contrib, position_weight, position_y, rng_state, cat_slot,
-        nan_bin, node_bits))  # fmt: skip
+        sample_weight, y, position_contrib, position_weight, position_y, xlogx, rng_state,
+        cat_slot, nan_bin, node_bits))  # fmt: skip
     n_features = codes.shape[1]
     splits = new_splits(nodes.shape[0], node_stats.shape[1])
     searched, search_nodes = nodes_to_search(
@@ -1338,16 +1335,16 @@ def evaluate_batch_hist(
         sweep_parallel(
             search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
             codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib,
-            position_weight, unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
-            candidate, out_proxy, out_cut, out_threshold, out_missing,
+            position_weight, unit_weight, n_sweep, criterion, xlogx, min_samples_leaf,
+            min_weight_leaf, candidate, out_proxy, out_cut, out_threshold, out_missing,
             min(4 * n_chunks, n_searched),
         )  # fmt: skip
     else:
         sweep_serial(
             search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
             codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib,
-            position_weight, unit_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
-            candidate, out_proxy, out_cut, out_threshold, out_missing,
+            position_weight, unit_weight, n_sweep, criterion, xlogx, min_samples_leaf,
+            min_weight_leaf, candidate, out_proxy, out_cut, out_threshold, out_missing,
         )  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
@@ -1656,6 +1653,7 @@ def build_hist(
     """
     n_samples, n_features = codes.shape
     near_ties = features_with_near_ties(bin_offset, bin_min, bin_max)
+    xlogx = screening_table(n_samples, unit_weight, criterion)  # as in build
     n_hist = histogram_width(n_sweep, unit_weight)
     min_stored_rows = stored_histogram_min_rows(n_features, bin_offset[n_features], n_hist)
     capacity = INITIAL_CAPACITY
@@ -1701,7 +1699,7 @@ def build_hist(
             batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
             node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code,
             contrib, sample_weight, unit_weight, y, position_contrib, position_weight, position_y,
-            is_regression, n_sweep, criterion, max_depth,
+            is_regression, n_sweep, criterion, xlogx, max_depth,
             min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
             max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot,
             nan_bin, node_bits, categorical_search,

@@ -30,7 +30,12 @@ from numba import prange
 from ._borrow import borrowed, keep_alive
 from ._criterion import is_classification, single_output_proxy
 from ._jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
-from ._splitter import values_versus_missing_proxy
+from ._splitter import (
+    NO_ENTROPY_BOUND,
+    entropy_bound,
+    entropy_margin,
+    values_versus_missing_proxy,
+)
 
 NO_SPLIT = -np.inf
 
@@ -168,7 +173,7 @@ def tied_run(hist, first_bin, n_bins, listed, n_listed, j, bin_min, bin_max, n_s
 
 @inline_kernel
 def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
-               total, weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
+               total, weight, n_rows, n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
                min_weight_leaf, missing_bin, left):  # fmt: skip
     """Best cut of one feature for one node: a sweep over its value bins in increasing order.
 
@@ -192,6 +197,9 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
         The node's statistics; ``weight`` and ``n_rows`` its weight and row count.
     n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf
         As in the exact sweep.
+    xlogx : ndarray of int64
+        ``_splitter.xlogx_table`` of at least the node's rows for entropy and gain ratio on
+        row counts (cuts are then screened, see Notes), else empty.
     missing_bin : int
         The NaN bin, whose rows start on the left side, or ``-1``: the NaN rows (if any)
         are on the right side, which is ``total`` minus the left side.
@@ -217,6 +225,13 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
     values between them that the node holds). The best is replaced only on a strictly
     greater proxy, and for classification a cut between two groups pure in the same class
     is scored only at the ends of the feasible range. Cost O(n_bins * n_sweep).
+
+    With ``xlogx`` (entropy on row counts), a cut is first screened as in
+    ``_splitter.unit_entropy_sweep``: fixed-point sums of ``n ln n`` over both sides'
+    class counts, updated for the classes a bin moves (two table reads each), give ``ln 2``
+    times its proxy within ``ENTROPY_BOUND_MARGIN``; only a cut that may reach the best so
+    far is scored, with the expression of the general case (two logarithms and divisions
+    per class). Same proxies, same cuts.
     """
     best_proxy = NO_SPLIT
     best_cut = -1
@@ -227,6 +242,17 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
     weight_left, n_left = 0.0, 0.0
     if missing_bin >= 0:
         weight_left, n_left = bin_totals(hist, missing_bin, n_sweep, unit_weight)
+    screened = unit_weight and xlogx.shape[0] > 0
+    sum_left = np.int64(0)
+    sum_right = np.int64(0)
+    bound = NO_ENTROPY_BOUND
+    margin = 0.0
+    if screened:
+        for c in range(n_sweep):
+            count = np.int64(left[c])
+            sum_left += xlogx[count]
+            sum_right += xlogx[np.int64(total[c]) - count]
+        margin = entropy_margin(n_sweep, weight)
     prev_class = -1  # class of the group of prev_bin if it is pure, else -1
     prev_left_feasible = False
     prev_bin = -1  # the previous non-empty bin
@@ -266,6 +292,12 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
                             or n_rows - n_left - n_group < min_samples_leaf
                             or weight - (weight_left + weight_group) < min_weight_leaf
                         )
+                    if score and screened:
+                        rows_left = np.int64(n_left)
+                        screen = (sum_left - xlogx[rows_left]) + (
+                            sum_right - xlogx[np.int64(n_rows) - rows_left]
+                        )
+                        score = screen > bound
                     if score:
                         proxy = single_output_proxy(
                             criterion, left, total, n_sweep, weight_left, weight - weight_left
@@ -274,10 +306,23 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
                             best_proxy = proxy
                             best_cut = prev_bin
                             threshold = bin_max[prev_bin] / 2.0 + bin_min[b] / 2.0
+                            if screened:
+                                bound = max(bound, entropy_bound(best_proxy, margin))
                 prev_left_feasible = left_feasible
             prev_class = bin_code
-        for c in range(n_sweep):
-            left[c] += hist[b, c]
+        if screened:
+            for c in range(n_sweep):
+                moved = hist[b, c]
+                if moved > 0.0:
+                    count = np.int64(left[c])
+                    right = np.int64(total[c]) - count
+                    n_moved = np.int64(moved)
+                    sum_left += xlogx[count + n_moved] - xlogx[count]
+                    sum_right += xlogx[right - n_moved] - xlogx[right]
+                    left[c] += moved
+        else:
+            for c in range(n_sweep):
+                left[c] += hist[b, c]
         weight_left += weight_bin
         n_left += n_bin
         prev_bin = b
@@ -286,8 +331,8 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
 
 @kernel
 def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
-                   total, weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
-                   min_weight_leaf, left):  # fmt: skip
+                   total, weight, n_rows, n_sweep, unit_weight, criterion, xlogx,
+                   min_samples_leaf, min_weight_leaf, left):  # fmt: skip
     """Best cut of one feature for one node, NaN rows included (scikit-learn 1.9's rules).
 
     Parameters are those of :func:`sweep_bins`, except that ``n_bins`` counts the feature's
@@ -308,8 +353,8 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     sweep. Cost O(n_bins * n_sweep).
     """
     # Uncounted views of the arguments for the loops below (``_borrow``).
-    hist, listed, bin_min, bin_max, total, left = borrowed(
-        (hist, listed, bin_min, bin_max, total, left)
+    hist, listed, bin_min, bin_max, total, xlogx, left = borrowed(
+        (hist, listed, bin_min, bin_max, total, xlogx, left)
     )
     nan_bin = first_bin + n_bins - 1
     n_values = n_bins
@@ -325,7 +370,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     for nan_pass in range(2 if n_missing > 0.0 else 1):
         proxy, cut, threshold = sweep_bins(
             hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, has_near_ties,
-            total, weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
+            total, weight, n_rows, n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
             min_weight_leaf, nan_bin if nan_pass == 1 else -1, left,
         )  # fmt: skip
         if nan_pass == 0:
@@ -346,7 +391,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
 
 @inline_kernel
 def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_max, near_ties, total,
-               weight, n_rows, n_sweep, unit_weight, criterion, min_samples_leaf,
+               weight, n_rows, n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
                min_weight_leaf, left, out_proxy, out_cut, out_threshold,
                out_missing):  # fmt: skip
     """Sweep every candidate feature of batch node ``s``; writes row ``s`` of the outputs.
@@ -359,7 +404,7 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
             proxy, cut, threshold, missing = best_bin_split(
                 hist, bin_offset[f], bin_offset[f + 1] - bin_offset[f], listed[f], n_listed[f],
                 bin_min, bin_max, near_ties[f], total, weight, n_rows,
-                n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf, left,
+                n_sweep, unit_weight, criterion, xlogx, min_samples_leaf, min_weight_leaf, left,
             )  # fmt: skip
         else:
             proxy, cut, threshold, missing = NO_SPLIT, -1, 0.0, -1
@@ -372,7 +417,7 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
 @kernel
 def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_end, node_stats,
                       node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
-                      position_contrib, position_weight, unit_weight, n_sweep, criterion,
+                      position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
                       out_threshold, out_missing):  # fmt: skip
     """Sweep the batch nodes ``first .. stop - 1`` that have no stored histogram.
@@ -402,7 +447,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
         occupied_bins(start, end, codes, occupancy, listed, n_listed)
         sweep_node(s, scratch, listed, n_listed, candidate, bin_offset, bin_min, bin_max, near_ties,
                    node_stats[node], node_weight[node], end - start, n_sweep, unit_weight,
-                   criterion, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut,
+                   criterion, xlogx, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut,
                    out_threshold, out_missing)  # fmt: skip
         clear_rows(start, end, codes, bin_offset, scratch)
     keep_alive(owned)
@@ -454,7 +499,7 @@ def occupied_bins(start, end, codes, occupancy, listed, n_listed):
 @inline_kernel
 def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
                       node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties, n_sweep,
-                      unit_weight, criterion,
+                      unit_weight, criterion, xlogx,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
                       out_threshold, out_missing):  # fmt: skip
     """Sweep batch node ``s`` from its stored histogram (all bins of each feature)."""
@@ -465,7 +510,7 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
     all_bins = np.full(n_features, -1, dtype=np.int64)
     sweep_node(s, hist_pool[node_slot[node]], no_list, all_bins, candidate, bin_offset, bin_min,
                bin_max, near_ties, node_stats[node], node_weight[node],
-               node_end[node] - node_start[node], n_sweep, unit_weight, criterion,
+               node_end[node] - node_start[node], n_sweep, unit_weight, criterion, xlogx,
                min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut, out_threshold,
                out_missing)  # fmt: skip
 
@@ -473,7 +518,7 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
 @kernel
 def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
                  hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
-                 position_contrib, position_weight, unit_weight, n_sweep, criterion,
+                 position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                  min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
                  out_missing):  # fmt: skip
     """Best cut of every (searched node, candidate feature) pair, on one thread.
@@ -482,29 +527,29 @@ def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, no
     """
     # Uncounted views of the arguments for the loops below (``_borrow``).
     (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, codes,
-     bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight, candidate,
-     out_proxy, out_cut, out_threshold, out_missing) = borrowed((
+     bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight, xlogx,
+     candidate, out_proxy, out_cut, out_threshold, out_missing) = borrowed((
         searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
         codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight,
-        candidate, out_proxy, out_cut, out_threshold, out_missing))  # fmt: skip
+        xlogx, candidate, out_proxy, out_cut, out_threshold, out_missing))  # fmt: skip
     for s in range(searched_nodes.shape[0]):
         if node_slot[searched_nodes[s]] >= 0:
             sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties,
-                              n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
-                              candidate, out_proxy, out_cut, out_threshold,
+                              n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
+                              min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
                               out_missing)  # fmt: skip
     sweep_small_nodes(np.int64(0), searched_nodes.shape[0], searched_nodes, node_slot, node_start,
                       node_end, node_stats, node_weight, codes, bin_offset, bin_min, bin_max,
                       near_ties, code, position_contrib, position_weight, unit_weight, n_sweep,
-                      criterion, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold, out_missing)  # fmt: skip
+                      criterion, xlogx, min_samples_leaf, min_weight_leaf, candidate, out_proxy,
+                      out_cut, out_threshold, out_missing)  # fmt: skip
 
 
 @parallel_kernel
 def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
                    hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
-                   position_contrib, position_weight, unit_weight, n_sweep, criterion,
+                   position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                    min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
                    out_threshold, out_missing, n_chunks):  # fmt: skip
     """Compute what :func:`sweep_serial` does on threads.
@@ -520,15 +565,15 @@ def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, 
         if node_slot[searched_nodes[s]] >= 0:
             sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties,
-                              n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf,
-                              candidate, out_proxy, out_cut, out_threshold,
+                              n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
+                              min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
                               out_missing)  # fmt: skip
     for t in prange(n_chunks):
         sweep_small_nodes(t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks,
                           searched_nodes, node_slot, node_start, node_end, node_stats,
                           node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
                           position_contrib, position_weight, unit_weight, n_sweep, criterion,
-                          min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+                          xlogx, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
                           out_threshold, out_missing)  # fmt: skip
 
 

@@ -514,6 +514,25 @@ def xlogx_table(n_rows):
 
 
 @inline_kernel
+def screening_table(n_samples, unit_weight, criterion):
+    """Return :func:`xlogx_table` of the fit's rows where the sweeps screen with it, else empty.
+
+    Entropy and gain ratio on row counts, in the exact and histogram splitters.
+    """
+    if unit_weight and (criterion == ENTROPY or criterion == GAIN_RATIO):
+        return xlogx_table(n_samples)
+    return np.zeros(0, dtype=np.int64)
+
+
+@inline_kernel
+def entropy_margin(n_sweep, weight):
+    """Margin, in nats, of the fixed-point screen of a node of ``weight`` rows (see above)."""
+    return (n_sweep + 1) * (
+        ENTROPY_BOUND_MARGIN * (weight * np.log(weight) + weight) + ENTROPY_BOUND_FLOOR
+    )
+
+
+@inline_kernel
 def entropy_bound(proxy, margin):
     """Least fixed-point sum a cut needs to reach ``proxy`` (bits), less ``margin`` (nats)."""
     if proxy == NO_SPLIT:
@@ -580,9 +599,7 @@ def unit_entropy_sweep(
         sum_left, sum_right = add_row_to_left_xlogx(
             codes[u], counts, total, xlogx, sum_left, sum_right
         )
-    margin = (n_sweep + 1) * (
-        ENTROPY_BOUND_MARGIN * (weight * np.log(weight) + weight) + ENTROPY_BOUND_FLOOR
-    )
+    margin = entropy_margin(n_sweep, weight)
     bound = entropy_bound(known_proxy, margin)
     below = val[lo - 1]  # lo > start
     for u in range(np.uint64(lo), np.uint64(stop)):

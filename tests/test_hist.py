@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_builder import _fit_both, datasets, params_strategy, serial_parallel_data
 
 import dtjit
-from dtjit import _binning, _hist
+from dtjit import _binning, _hist, _jit, _splitter
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -178,6 +178,51 @@ def test_histograms_and_subtraction_match_add_at(unit_weight):
             np.testing.assert_array_equal(pool[slot, bins, :n_classes], expected)
             if not unit_weight:
                 np.testing.assert_array_equal(pool[slot, bins, n_classes], expected.sum(axis=1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hist_entropy_screen_keeps_the_first_of_tied_proxies(seed):
+    """The screen of unweighted entropy in ``sweep_bins`` (a table of ``n ln n``) changes no
+    result: the same proxy, cut, threshold and NaN side as the sweep without it, which scores
+    every cut. Mirrored histograms give exactly equal proxies at mirrored cuts (the first
+    must win); repeated label patterns and random counts give near ties; with and without
+    ``min_samples_leaf`` / ``min_weight_leaf`` limits, and with a NaN bin (swept twice).
+    """
+    rng = np.random.default_rng(seed)
+    empty = np.zeros(0, dtype=np.int64)
+    for trial in range(60):
+        n_classes = int(rng.integers(2, 11))
+        n_bins = int(rng.integers(2, 40))
+        counts = rng.integers(0, 4, size=(n_bins, n_classes)) * (rng.random((n_bins, 1)) < 0.8)
+        if trial % 3 == 0:
+            half = counts[: (n_bins + 1) // 2]
+            counts = np.concatenate([half, half[::-1]])  # mirrored: tied cuts
+        elif trial % 3 == 1:
+            pattern = rng.integers(0, 3, size=(int(rng.integers(1, 4)), n_classes))
+            counts = np.resize(pattern, (n_bins, n_classes))
+        hist = counts.astype(np.float64)
+        n_bins = hist.shape[0]
+        with_nan = trial % 4 == 3
+        bin_min = np.arange(n_bins, dtype=np.float64)
+        if with_nan:
+            bin_min[-1] = np.nan  # the last bin holds the NaN rows
+        total = hist.sum(axis=0)
+        n_rows = int(total.sum())
+        if n_rows == 0:
+            continue
+        min_leaf = int(rng.choice([1, 1, 3, 10]))
+        min_weight = float(rng.choice([0.0, 0.0, 2.5, 7.0]))
+        for criterion in (_jit.ENTROPY, _jit.GAIN_RATIO):
+            results = []
+            for table in (_splitter.xlogx_table(n_rows), empty):  # screened, then not
+                result = _hist.best_bin_split(
+                    hist, np.int64(0), np.int64(n_bins), np.empty(1, dtype=np.int64),
+                    np.int64(-1), bin_min, bin_min + 0.5, np.uint8(0), total, float(n_rows),
+                    np.int64(n_rows), np.int64(n_classes), True, np.int64(criterion), table,
+                    np.int64(min_leaf), min_weight, np.zeros(n_classes),
+                )  # fmt: skip
+                results.append(result)
+            assert results[0] == results[1], (seed, trial, criterion)
 
 
 # -- trees -----------------------------------------------------------------------------------

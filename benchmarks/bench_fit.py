@@ -12,7 +12,9 @@ Data (the same arrays for every contender):
   training rows (until 2026-11-27 it was fitted on an 80 % split, 464,810 rows, and scored
   on the other 20 %).
 
-Each at full depth and ``max_depth=10``, criterion gini, ``random_state=0``.
+Each at full depth and ``max_depth=10``, ``random_state=0``, criterion gini (``--criterion
+entropy``: dtjit and scikit-learn grow entropy trees, results in ``fit-entropy.*``; LightGBM
+has no such choice and grows the same trees either way).
 
 Contenders: dtjit ``splitter="best"`` (exact) and, when the installed dtjit accepts it,
 ``splitter="hist"`` (``max_bins=255``), each with every ``--n-jobs`` value (default 1 and
@@ -83,11 +85,7 @@ from _common import (
     write_atomic,
 )
 
-JSON_PATH = RESULTS_DIR / "fit.json"
-MD_PATH = RESULTS_DIR / "fit.md"
-PARTIAL_PATH = RESULTS_DIR / "fit.partial.json"
-
-CRITERION = "gini"
+CRITERIA = ("gini", "entropy")
 MAX_BINS = 255
 DEPTHS = (None, 10)
 HOLD_OUT = 0.2
@@ -169,6 +167,7 @@ def load_data(name: str, rows: int, covtype_rows: int | None) -> Data:
 class Contender:
     engine: str  # dtjit_exact, dtjit_hist, sklearn, lightgbm
     n_jobs: int | None  # as given to dtjit; LightGBM gets the thread count it resolves to
+    criterion: str = "gini"  # of dtjit and scikit-learn (LightGBM has none)
 
     @property
     def key(self) -> str:
@@ -190,7 +189,7 @@ class Contender:
                 if "max_bins" in dtjit.DecisionTreeClassifier().get_params():
                     params["max_bins"] = MAX_BINS
             return dtjit.DecisionTreeClassifier(
-                criterion=CRITERION,
+                criterion=self.criterion,
                 max_depth=max_depth,
                 random_state=SEED,
                 n_jobs=self.n_jobs,
@@ -200,23 +199,32 @@ class Contender:
             from sklearn.tree import DecisionTreeClassifier
 
             return DecisionTreeClassifier(
-                criterion=CRITERION, max_depth=max_depth, random_state=SEED
+                criterion=self.criterion, max_depth=max_depth, random_state=SEED
             )
         return lightgbm_tree(max_depth, self.threads)
 
 
-def contenders(n_jobs_list: list[int], hist: bool, lightgbm: bool) -> list[Contender]:
+def contenders(
+    n_jobs_list: list[int], hist: bool, lightgbm: bool, criterion: str
+) -> list[Contender]:
     engines = ["dtjit_exact"] + (["dtjit_hist"] if hist else [])
-    out = [Contender(engine, n) for engine in engines for n in n_jobs_list]
-    out.append(Contender("sklearn", None))
+    out = [Contender(engine, n, criterion) for engine in engines for n in n_jobs_list]
+    out.append(Contender("sklearn", None, criterion))
     if lightgbm:
-        out += [Contender("lightgbm", n) for n in n_jobs_list]
+        out += [Contender("lightgbm", n, criterion) for n in n_jobs_list]
     return out
 
 
-def contender_from_key(key: str) -> Contender:
+def contender_from_key(key: str, criterion: str) -> Contender:
     engine, _, n_jobs = key.partition(" n_jobs=")
-    return Contender(engine, int(n_jobs) if n_jobs else None)
+    return Contender(engine, int(n_jobs) if n_jobs else None, criterion)
+
+
+def result_paths(criterion: str) -> tuple[Path, Path, Path]:
+    """JSON, markdown and partial-JSON paths of a run (Gini keeps the historical names)."""
+    stem = "fit" if criterion == "gini" else f"fit-{criterion}"
+    return (RESULTS_DIR / f"{stem}.json", RESULTS_DIR / f"{stem}.md",
+            RESULTS_DIR / f"{stem}.partial.json")  # fmt: skip
 
 
 # -- describing a fitted model ------------------------------------------------------------------
@@ -251,7 +259,9 @@ def describe(contender: Contender, model: Any, data: Data) -> dict[str, Any]:
     }
 
 
-def compare_trees(ours: Any, theirs: Any, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+def compare_trees(
+    ours: Any, theirs: Any, X: np.ndarray, y: np.ndarray, criterion: str
+) -> dict[str, Any]:
     """Walk two trees from their roots in step and report where, and why, they differ.
 
     Node ids differ (dtjit numbers breadth-first, scikit-learn depth-first), so nodes are
@@ -261,8 +271,8 @@ def compare_trees(ours: Any, theirs: Any, X: np.ndarray, y: np.ndarray) -> dict[
 
     Below a differing pair the subtrees are not compared (they hold other rows). For the
     ``MAX_TIE_CHECKS`` shallowest differing pairs, both splits are scored on the training
-    rows reaching the node (Gini decrease, weighted by rows): equal scores mean the two
-    libraries only broke a tie between equally good splits differently.
+    rows reaching the node (decrease of ``criterion``, weighted by rows): equal scores mean
+    the two libraries only broke a tie between equally good splits differently.
     """
     a = [ours.children_left.tolist(), ours.children_right.tolist(),
          ours.feature.tolist(), ours.threshold.tolist()]  # fmt: skip
@@ -288,14 +298,16 @@ def compare_trees(ours: Any, theirs: Any, X: np.ndarray, y: np.ndarray) -> dict[
         rows = rows_reaching(ours, i, X)
         split_a = None if a[0][i] == -1 else (a[2][i], a[3][i])
         split_b = None if b[0][j] == -1 else (b[2][j], b[3][j])
-        score_a, score_b = (gini_decrease(X[rows], codes[rows], s) for s in (split_a, split_b))
+        score_a, score_b = (
+            impurity_decrease(X[rows], codes[rows], s, criterion) for s in (split_a, split_b)
+        )
         checked.append({
             "depth": depth,
             "rows": int(rows.sum()),
             "dtjit": "leaf" if split_a is None else f"x[{split_a[0]}] <= {split_a[1]!r}",
             "sklearn": "leaf" if split_b is None else f"x[{split_b[0]}] <= {split_b[1]!r}",
-            "gini_decrease_dtjit": score_a,
-            "gini_decrease_sklearn": score_b,
+            f"{criterion}_decrease_dtjit": score_a,
+            f"{criterion}_decrease_sklearn": score_b,
             "tie": bool(math.isclose(score_a, score_b, rel_tol=1e-9, abs_tol=1e-9)),
         })  # fmt: skip
     return {
@@ -327,18 +339,29 @@ def rows_reaching(tree: Any, node: int, X: np.ndarray) -> np.ndarray:
     return mask
 
 
-def gini_decrease(X: np.ndarray, codes: np.ndarray, split: tuple[int, float] | None) -> float:
-    """n * Gini(node) - n_left * Gini(left) - n_right * Gini(right); 0 for no split."""
+def impurity_decrease(
+    X: np.ndarray, codes: np.ndarray, split: tuple[int, float] | None, criterion: str
+) -> float:
+    """n * I(node) - n_left * I(left) - n_right * I(right), I Gini or entropy; 0 for no split."""
     if split is None:
         return 0.0
 
-    def weighted_gini(c: np.ndarray) -> float:
+    def weighted_impurity(c: np.ndarray) -> float:
         counts = np.bincount(c).astype(np.float64)
         n = counts.sum()
-        return 0.0 if n == 0 else n - float(np.sum(counts**2)) / n
+        if n == 0:
+            return 0.0
+        if criterion == "gini":
+            return n - float(np.sum(counts**2)) / n
+        p = counts[counts > 0] / n
+        return -n * float(np.sum(p * np.log2(p)))
 
     goes_left = X[:, split[0]].astype(np.float64) <= split[1]
-    return weighted_gini(codes) - weighted_gini(codes[goes_left]) - weighted_gini(codes[~goes_left])
+    return (
+        weighted_impurity(codes)
+        - weighted_impurity(codes[goes_left])
+        - weighted_impurity(codes[~goes_left])
+    )
 
 
 def same_tree_arrays(a: Any, b: Any) -> bool:
@@ -349,13 +372,13 @@ def same_tree_arrays(a: Any, b: Any) -> bool:
 
 
 # -- peak memory, in a fresh process ------------------------------------------------------------
-def memory_child(data_dir: str, key: str, max_depth: str) -> None:
+def memory_child(data_dir: str, key: str, max_depth: str, criterion: str) -> None:
     """Body of the subprocess: one fit's peak extra resident memory, as one JSON line."""
     import gc
 
     X = np.load(Path(data_dir) / "X.npy")
     y = np.load(Path(data_dir) / "y.npy")
-    contender = contender_from_key(key)
+    contender = contender_from_key(key, criterion)
     depth = None if max_depth == "None" else int(max_depth)
     if contender.engine.startswith("dtjit"):
         # load the compiled kernels first (LightGBM has none: a warm-up fit would only
@@ -395,7 +418,7 @@ def release_free_memory() -> None:
 
 
 def measure_memory(
-    data: Data, max_depth: int | None, keys: list[str], data_dir: Path
+    data: Data, max_depth: int | None, keys: list[str], data_dir: Path, criterion: str
 ) -> dict[str, dict[str, Any]]:
     if not (data_dir / "X.npy").exists():
         np.save(data_dir / "X.npy", data.X)
@@ -403,7 +426,7 @@ def measure_memory(
     out = {}
     for key in keys:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--_memory-child",
-               str(data_dir), key, str(max_depth)]  # fmt: skip
+               str(data_dir), key, str(max_depth), criterion]  # fmt: skip
         out[key] = run_json_child(cmd)
         log(f"    {key:<24} peak extra {out[key]['peak_extra_bytes'] / 2**20:8.1f} MiB "
             f"({out[key]['peak_extra_over_x']:.2f} x X)")  # fmt: skip
@@ -494,7 +517,9 @@ def checks(
             )
     exact = by_engine["dtjit_exact"][0].key
     if "sklearn" in results:
-        comparison = compare_trees(models[exact].tree_, models["sklearn"].tree_, data.X, data.y)
+        comparison = compare_trees(
+            models[exact].tree_, models["sklearn"].tree_, data.X, data.y, field[0].criterion
+        )
         comparison["contender"] = exact
         comparison["prediction_agreement"] = float(
             np.mean(predictions[exact] == predictions["sklearn"])
@@ -622,7 +647,12 @@ def markdown(report: dict[str, Any]) -> str:
         ),
     ]  # fmt: skip
     if not s["lightgbm_available"]:
-        lines += ["", "LightGBM: not installed (`pip install .[bench]`)."]
+        why = (
+            "left out (`--no-lightgbm`; its trees do not depend on the criterion)"
+            if s.get("lightgbm_left_out")
+            else "not installed (`pip install .[bench]`)"
+        )
+        lines += ["", f"LightGBM: {why}."]
     lines += [
         "",
         "| data | rows | max_depth | contender | runs | fit (s) | vs sklearn | vs LightGBM "
@@ -648,7 +678,7 @@ def markdown(report: dict[str, Any]) -> str:
         "differs). scikit-learn breaks ties between equally good splits at random, dtjit by "
         "lowest feature then threshold, so a tie can make them differ: *ties* scores both "
         f"splits of each of the {MAX_TIE_CHECKS} shallowest differing nodes on the training "
-        "rows reaching it and counts those with equal Gini decrease (in brackets: all "
+        f"rows reaching it and counts those with equal {s['criterion']} decrease (in brackets: all "
         "differing nodes; their subtrees are not compared). *serial = parallel*: the trees "
         "of every n_jobs are bit-identical.",
         "",
@@ -742,13 +772,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="largest scaling size scikit-learn runs at (default 1000000)",
     )
     add("--no-scaling", action="store_true", help="skip the scaling run")
+    add(
+        "--no-lightgbm",
+        action="store_true",
+        help="leave LightGBM out (its trees do not depend on --criterion)",
+    )
     add("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
     add(
         "--quick",
         action="store_true",
         help="small sizes and 1 repeat, unless given: checks that the script works",
     )
-    add("--_memory-child", nargs=3, help=argparse.SUPPRESS)
+    add(
+        "--criterion",
+        choices=CRITERIA,
+        default="gini",
+        help="dtjit's and scikit-learn's criterion (default gini; entropy writes fit-entropy.*)",
+    )
+    add("--_memory-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)  # fmt: skip
     quick = args.quick
     if args.rows is None:
@@ -776,12 +817,16 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     load_start = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     hist_problem = splitter_problem("hist")
-    has_lightgbm = lightgbm_tree(None, 1) is not None
+    has_lightgbm = not args.no_lightgbm and lightgbm_tree(None, 1) is not None
     log(
         "dtjit hist: " + ("available" if hist_problem is None else f"not available: {hist_problem}")
     )
-    log("LightGBM: " + ("installed" if has_lightgbm else "not installed, skipped"))
-    field = contenders(args.n_jobs, hist_problem is None, has_lightgbm)
+    if args.no_lightgbm:
+        log("LightGBM: left out (--no-lightgbm)")
+    else:
+        log("LightGBM: " + ("installed" if has_lightgbm else "not installed, skipped"))
+    field = contenders(args.n_jobs, hist_problem is None, has_lightgbm, args.criterion)
+    json_path, md_path, partial_path = result_paths(args.criterion)
     skipped = {}
     if "covtype" in args.datasets and not COVTYPE_PATH.is_file():
         skipped["covtype"] = (
@@ -802,7 +847,7 @@ def main(argv: list[str] | None = None) -> int:
             "datasets": args.datasets,
             "datasets_skipped": skipped,
             "max_depth": list(DEPTHS),
-            "criterion": CRITERION,
+            "criterion": args.criterion,
             "seed": SEED,
             "n_jobs": args.n_jobs,
             "repeats": args.repeats,
@@ -813,6 +858,7 @@ def main(argv: list[str] | None = None) -> int:
             "hist_problem": hist_problem,
             "max_bins": MAX_BINS,
             "lightgbm_available": has_lightgbm,
+            "lightgbm_left_out": args.no_lightgbm,
             "lightgbm_params": None if not has_lightgbm else {
                 k: v for k, v in lightgbm_tree(None, 1).get_params().items()
                 if k in ("n_estimators", "learning_rate", "num_leaves", "max_depth",
@@ -831,7 +877,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def save_partial() -> None:
         report["machine"] = machine_info()
-        write_atomic(PARTIAL_PATH, json.dumps(report, indent=2) + "\n")
+        write_atomic(partial_path, json.dumps(report, indent=2) + "\n")
 
     measured: dict[tuple, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="dtjit-bench-fit-") as tmp:
@@ -853,7 +899,9 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.no_memory:
                     keys = [c.key for c in field if c.engine in ("dtjit_exact", "dtjit_hist")]
                     keys += [c.key for c in field if c.engine == "lightgbm"][-1:]
-                    entry["memory"] = measure_memory(data, max_depth, keys, data_dir)
+                    entry["memory"] = measure_memory(
+                        data, max_depth, keys, data_dir, args.criterion
+                    )
                 report["results"].append(entry)
                 measured[(name, len(data.y), max_depth)] = entry
                 save_partial()
@@ -862,9 +910,9 @@ def main(argv: list[str] | None = None) -> int:
             run_scaling(args, report, measured, save_partial)
     report["scaling"] = scaling_summary(report["scaling_points"])
     report["complete"] = True
-    publish(report, markdown, JSON_PATH, MD_PATH, start)
-    if PARTIAL_PATH.exists():
-        PARTIAL_PATH.unlink()
+    publish(report, markdown, json_path, md_path, start)
+    if partial_path.exists():
+        partial_path.unlink()
     return 0
 
 
@@ -877,7 +925,7 @@ def run_scaling(
     """Fit ``binary`` at every scaling size; reuse points the cases already measured."""
     hist = report["settings"]["hist_available"]
     lgbm = report["settings"]["lightgbm_available"]
-    base = contenders(args.scaling_n_jobs, hist, lgbm)
+    base = contenders(args.scaling_n_jobs, hist, lgbm, args.criterion)
     for rows in args.scaling_rows:
         field = [c for c in base if c.engine != "sklearn" or rows <= args.sklearn_max_scaling_rows]
         keys = [c.key for c in field]

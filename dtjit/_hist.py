@@ -91,12 +91,18 @@ def bin_totals(hist, b, n_sweep, unit_weight):
 
 
 @inline_kernel
-def clear_rows(start, end, codes, bin_offset, hist):
-    """Zero the bins of ``hist`` that positions ``start .. end - 1`` touch (cheaper than all)."""
-    n_features = codes.shape[1]
-    for p in range(start, end):
-        for f in range(n_features):
-            hist[bin_offset[f] + codes[p, f]] = 0.0
+def clear_listed_bins(listed, n_listed, bin_offset, hist):
+    """Zero the bins of ``hist`` listed by :func:`occupied_bins` (cheaper than all of them).
+
+    Each listed bin once, with a loop over its columns: clearing each row's bins instead
+    (once per row and feature) made numba call ``memset`` for every 80-byte bin of a
+    10-class histogram, 9 % of a full-depth hist fit.
+    """
+    for f in range(n_listed.shape[0]):
+        for j in range(n_listed[f]):
+            b = bin_offset[f] + listed[f, j]
+            for c in range(hist.shape[1]):
+                hist[b, c] = 0.0
 
 
 @inline_kernel
@@ -449,7 +455,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
                    node_stats[node], node_weight[node], end - start, n_sweep, unit_weight,
                    criterion, xlogx, min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut,
                    out_threshold, out_missing)  # fmt: skip
-        clear_rows(start, end, codes, bin_offset, scratch)
+        clear_listed_bins(listed, n_listed, bin_offset, scratch)
     keep_alive(owned)
 
 

@@ -28,12 +28,19 @@ import numpy as np
 from numba import prange
 
 from ._borrow import borrowed, keep_alive
-from ._criterion import children_proxy, gini_from_squares, is_classification, single_output_proxy
+from ._criterion import (
+    children_proxy,
+    entropy_term,
+    gini_from_squares,
+    is_classification,
+    single_output_proxy,
+)
 from ._jit import FEATURE_THRESHOLD, GINI, inline_kernel, kernel, parallel_kernel
 from ._splitter import (
     EXACT_SQUARES_LIMIT,
     NO_ENTROPY_BOUND,
     add_row_to_left,
+    add_row_to_left_xlogx,
     entropy_bound,
     entropy_margin,
     values_versus_missing_proxy,
@@ -434,15 +441,17 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
         out_missing[s, f] = missing
 
 
-# In a small node on unit weights with Gini, a feature is swept row by row (see
-# unit_gini_rows_sweep) when the node has at most n_sweep rows per bin it occupies of that
-# feature, the feature has no near ties (features_with_near_ties) and the node no NaN rows in
-# it; otherwise from a scratch histogram. A histogram costs a row one add, then O(n_sweep)
-# per occupied bin in the sweep; the row sweep costs O(1) per row (a counting sort and a
-# step) and per bin. A/B on 300k x 20, full depth, one thread, against every feature from a
-# histogram: 10 classes 0.72x the fit time, binary 0.82x, covtype's first 300k rows 0.99x
-# (its 44 0/1 columns stay binned). At twice or half as many rows per bin: within 5 %. A
-# choice per node (all of its features by rows up to 128 rows per class) cost covtype 1.16x.
+# In a small node on unit weights (Gini; entropy and gain ratio with the xlogx screen), a
+# feature is swept row by row (see unit_rows_sweep) when the node has at most n_sweep rows
+# per bin it occupies of that feature, the feature has no near ties (features_with_near_ties)
+# and the node no NaN rows in it; otherwise from a scratch histogram. A histogram costs a row
+# one add, then O(n_sweep) per occupied bin in the sweep; the row sweep costs O(1) per row (a
+# counting sort and a step) and per bin. A/B of Gini on 300k x 20, full depth, one thread,
+# against every feature from a histogram: 10 classes 0.72x the fit time, binary 0.82x,
+# covtype's first 300k rows 0.99x (its 44 0/1 columns stay binned). At twice or half as many
+# rows per bin: within 5 %. A choice per node (all of its features by rows up to 128 rows per
+# class) cost covtype 1.16x. Entropy, against the screened bin sweep: 10 classes 0.81x (8
+# pairs; 0.94x in another 6), binary 1.00x.
 
 
 @kernel
@@ -454,13 +463,14 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
     """Sweep the batch nodes ``first .. stop - 1`` that have no stored histogram.
 
     Each is swept over the bins it occupies only (a small node touches few bins): from a
-    scratch histogram, built from its rows and cleared again, or for Gini on unit weights
-    feature by feature from its rows grouped by bin (:func:`unit_gini_rows_sweep`). Writes
-    rows of the outputs only.
+    scratch histogram, built from its rows and cleared again, or on unit weights feature by
+    feature from its rows grouped by bin (:func:`unit_rows_sweep`). Writes rows of the
+    outputs only.
     """
     n_features = codes.shape[1]
     n_total = bin_offset[n_features]
-    rows_sweep = unit_weight and criterion == GINI
+    # Entropy and gain ratio: screened with xlogx (empty on too many rows: not by rows).
+    rows_sweep = unit_weight and (criterion == GINI or xlogx.shape[0] > 0)
     n_grouped = 0  # scratch rows the row sweeps need
     if rows_sweep:
         for s in range(first, stop):
@@ -513,10 +523,10 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
             if by_rows[f]:
                 group_classes_by_bin(start, end, codes, f, listed[f], n_listed[f], code,
                                      bin_rows, grouped)  # fmt: skip
-                proxy, cut, threshold = unit_gini_rows_sweep(
+                proxy, cut, threshold = unit_rows_sweep(
                     bin_offset[f], listed[f], n_listed[f], bin_rows[0], grouped, bin_min,
                     bin_max, node_stats[node], node_weight[node], end - start, n_sweep,
-                    min_samples_leaf, min_weight_leaf, counts,
+                    criterion, xlogx, min_samples_leaf, min_weight_leaf, counts,
                 )  # fmt: skip
             elif candidate[s, f]:
                 proxy, cut, threshold, missing = best_bin_split(
@@ -583,12 +593,13 @@ def group_classes_by_bin(start, end, codes, f, listed_f, n_listed_f, code, bin_r
 
 
 @inline_kernel
-def unit_gini_rows_sweep(first_bin, listed_f, n_listed_f, bin_count, grouped, bin_min, bin_max,
-                         total, weight, n_rows, n_sweep, min_samples_leaf, min_weight_leaf,
-                         counts):  # fmt: skip
-    """Do what :func:`sweep_bins` does for Gini on unit weights, row by row.
+def unit_rows_sweep(first_bin, listed_f, n_listed_f, bin_count, grouped, bin_min, bin_max,
+                    total, weight, n_rows, n_sweep, criterion, xlogx, min_samples_leaf,
+                    min_weight_leaf, counts):  # fmt: skip
+    """Do what :func:`sweep_bins` does on unit weights, row by row.
 
-    For a feature without near ties and a node without NaN rows in it. ``bin_count[c]``
+    For Gini, or entropy and gain ratio with the table ``xlogx`` (as :func:`sweep_bins`'s;
+    not empty), a feature without near ties and a node without NaN rows in it. ``bin_count[c]``
     rows of code ``c`` (listed in ``listed_f[:n_listed_f]``) have the classes in ``grouped``,
     bin after bin (:func:`group_classes_by_bin`); ``counts`` is scratch of ``n_sweep``.
     Returns ``proxy, cut, threshold`` as :func:`sweep_bins`.
@@ -596,23 +607,32 @@ def unit_gini_rows_sweep(first_bin, listed_f, n_listed_f, bin_count, grouped, bi
     Notes
     -----
     The bin sweep spends O(n_sweep) per occupied bin (its totals, its class and the left
-    counts, then the proxy's sum of squares), and a small node has about one row per
-    occupied bin. Here a row costs O(1): the sums of squared class counts of both sides
-    follow each row (``_splitter.add_row_to_left``, integers), so a cut costs O(1) too.
-    The sums are the very integers the bin sweep adds up in float64, so the proxies are
-    the same numbers. Every feasible cut is scored: the bin sweep skips cuts between two
-    bins pure in one class, which cannot be strictly better than the cuts around them
-    (the unit Gini sweep of the exact splitter scores them as well).
+    counts, then the proxy's sum over classes), and a small node has about one row per
+    occupied bin. Here a row costs O(1), and so does a cut:
+
+    - Gini: the sums of squared class counts of both sides follow each row
+      (``_splitter.add_row_to_left``, integers). They are the very integers the bin sweep
+      adds up in float64, so the proxies are the same numbers.
+    - Entropy: the fixed-point sums of ``n ln n`` follow each row
+      (``_splitter.add_row_to_left_xlogx``) and screen each cut as the bin sweep does; a cut
+      that may reach the best is scored with the bin sweep's expression.
+
+    Every feasible cut is considered: the bin sweep skips cuts between two bins pure in one
+    class, which cannot be strictly better than the cuts around them (the proxy is convex
+    along such a run; the exact splitter's unit sweeps consider them as well).
     """
     best_proxy = NO_SPLIT
     best_cut = -1
     threshold = 0.0
-    sq_left = np.int64(0)
-    sq_right = np.int64(0)
+    gini = criterion == GINI
+    sum_left = np.int64(0)  # Gini: sums of squared counts; entropy: of n ln n (fixed point)
+    sum_right = np.int64(0)
     for c in range(n_sweep):
         counts[c] = 0
         count = np.int64(total[c])
-        sq_right += count * count
+        sum_right += count * count if gini else xlogx[count]
+    bound = NO_ENTROPY_BOUND
+    margin = 0.0 if gini else entropy_margin(n_sweep, weight)
     n_left = 0
     r = 0
     prev_bin = -1
@@ -624,23 +644,55 @@ def unit_gini_rows_sweep(first_bin, listed_f, n_listed_f, bin_count, grouped, bi
             if n_rows - weight_left < min_samples_leaf or weight_right < min_weight_leaf:
                 break  # the right side only shrinks from here on
             if weight_left >= min_samples_leaf and weight_left >= min_weight_leaf:
-                proxy = children_proxy(
-                    gini_from_squares(np.float64(sq_left), weight_left),
-                    gini_from_squares(np.float64(sq_right), weight_right),
-                    weight_left,
-                    weight_right,
-                )
+                if gini:
+                    proxy = children_proxy(
+                        gini_from_squares(np.float64(sum_left), weight_left),
+                        gini_from_squares(np.float64(sum_right), weight_right),
+                        weight_left,
+                        weight_right,
+                    )
+                else:
+                    proxy = NO_SPLIT
+                    screen = (sum_left - xlogx[n_left]) + (sum_right - xlogx[n_rows - n_left])
+                    if screen > bound:
+                        proxy = unit_entropy_proxy(counts, total, n_sweep, weight_left, weight)
                 if proxy > best_proxy:
                     best_proxy = proxy
                     best_cut = prev_bin
                     threshold = bin_max[prev_bin] / 2.0 + bin_min[b] / 2.0
+                    if not gini:
+                        bound = max(bound, entropy_bound(best_proxy, margin))
         n_bin = bin_count[listed_f[j]]
-        for q in range(n_bin):
-            sq_left, sq_right = add_row_to_left(grouped[r + q], counts, total, sq_left, sq_right)
+        if gini:
+            for q in range(n_bin):
+                sum_left, sum_right = add_row_to_left(
+                    grouped[r + q], counts, total, sum_left, sum_right
+                )
+        else:
+            for q in range(n_bin):
+                sum_left, sum_right = add_row_to_left_xlogx(
+                    grouped[r + q], counts, total, xlogx, sum_left, sum_right
+                )
         r += n_bin
         n_left += n_bin
         prev_bin = b
     return best_proxy, best_cut, threshold
+
+
+@inline_kernel
+def unit_entropy_proxy(counts, total, n_sweep, weight_left, weight):
+    """Entropy proxy of a cut with the class counts ``counts`` (int64) on its left side.
+
+    The expression of :func:`_criterion.single_output_proxy` (the bin sweep's).
+    """
+    weight_right = weight - weight_left
+    entropy_left = 0.0
+    entropy_right = 0.0
+    for c in range(n_sweep):
+        count = np.float64(counts[c])
+        entropy_left += entropy_term(count, weight_left)
+        entropy_right += entropy_term(total[c] - count, weight_right)
+    return children_proxy(entropy_left, entropy_right, weight_left, weight_right)
 
 
 # Bit index of a power of two: multiply by a de Bruijn constant, look up the top 6 bits.

@@ -226,12 +226,13 @@ def test_hist_entropy_screen_keeps_the_first_of_tied_proxies(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_hist_gini_row_sweep_equals_the_bin_sweep(seed):
-    """A small node's row sweep (Gini on unit weights, ``unit_gini_rows_sweep``) returns the
-    bin sweep's proxy, cut and threshold. Rows mirrored around the middle bin give exactly
-    equal proxies at mirrored cuts (the first must win); classes repeating with the bin give
-    runs of bins pure in one class, which the bin sweep skips and the row sweep scores; with
-    and without ``min_samples_leaf`` / ``min_weight_leaf`` limits, one to 300 rows.
+def test_hist_row_sweep_equals_the_bin_sweep(seed):
+    """A small node's row sweep on unit weights (``unit_rows_sweep``) returns the bin sweep's
+    proxy, cut and threshold, for Gini, entropy and gain ratio (both screened with the table
+    of ``n ln n``). Rows mirrored around the middle bin give exactly equal proxies at mirrored
+    cuts (the first must win); classes repeating with the bin give runs of bins pure in one
+    class, which the bin sweep skips and the row sweep scores; with and without
+    ``min_samples_leaf`` / ``min_weight_leaf`` limits, one to 300 rows.
     """
     rng = np.random.default_rng(seed)
     bin_rows = np.empty((2, 256), dtype=np.int64)
@@ -258,23 +259,26 @@ def test_hist_gini_row_sweep_equals_the_bin_sweep(seed):
         bin_max = bin_min + 1.0
         min_leaf = int(rng.choice([1, 1, 3, 10]))
         min_weight = float(rng.choice([0.0, 0.0, 2.5, 7.0]))
-        expected = _hist.best_bin_split(
-            hist, np.int64(0), np.int64(n_bins), listed, np.int64(len(listed)), bin_min,
-            bin_max, np.uint8(0), total, float(n_rows), np.int64(n_rows), np.int64(n_classes),
-            True, np.int64(_jit.GINI), np.zeros(0, dtype=np.int64), np.int64(min_leaf),
-            min_weight, np.zeros(n_classes),
-        )  # fmt: skip
         grouped = np.empty(n_rows, dtype=np.int32)
         _hist.group_classes_by_bin(
             0, n_rows, codes_2d, 0, listed, len(listed), classes, bin_rows, grouped
         )
         np.testing.assert_array_equal(grouped, classes[np.argsort(codes, kind="stable")])
-        result = _hist.unit_gini_rows_sweep(
-            np.int64(0), listed, np.int64(len(listed)), bin_rows[0], grouped, bin_min, bin_max,
-            total, float(n_rows), np.int64(n_rows), np.int64(n_classes), np.int64(min_leaf),
-            min_weight, np.empty(n_classes, dtype=np.int64),
-        )  # fmt: skip
-        assert result == expected[:3] and expected[3] == -1, (seed, trial)
+        for criterion in (_jit.GINI, _jit.ENTROPY, _jit.GAIN_RATIO):
+            table = _splitter.screening_table(n_rows, True, criterion)
+            expected = _hist.best_bin_split(
+                hist, np.int64(0), np.int64(n_bins), listed, np.int64(len(listed)), bin_min,
+                bin_max, np.uint8(0), total, float(n_rows), np.int64(n_rows),
+                np.int64(n_classes), True, np.int64(criterion), table, np.int64(min_leaf),
+                min_weight, np.zeros(n_classes),
+            )  # fmt: skip
+            result = _hist.unit_rows_sweep(
+                np.int64(0), listed, np.int64(len(listed)), bin_rows[0], grouped, bin_min,
+                bin_max, total, float(n_rows), np.int64(n_rows), np.int64(n_classes),
+                np.int64(criterion), table, np.int64(min_leaf), min_weight,
+                np.empty(n_classes, dtype=np.int64),
+            )  # fmt: skip
+            assert result == expected[:3] and expected[3] == -1, (seed, trial, criterion)
 
 
 # -- trees -----------------------------------------------------------------------------------

@@ -30,7 +30,6 @@ from numba import prange
 from ._borrow import borrowed, keep_alive
 from ._criterion import (
     children_proxy,
-    entropy_term,
     gini_from_squares,
     is_classification,
     single_output_proxy,
@@ -43,6 +42,7 @@ from ._splitter import (
     add_row_to_left_xlogx,
     entropy_bound,
     entropy_margin,
+    unit_entropy_proxy,
     values_versus_missing_proxy,
 )
 
@@ -677,22 +677,6 @@ def unit_rows_sweep(first_bin, listed_f, n_listed_f, bin_count, grouped, bin_min
         n_left += n_bin
         prev_bin = b
     return best_proxy, best_cut, threshold
-
-
-@inline_kernel
-def unit_entropy_proxy(counts, total, n_sweep, weight_left, weight):
-    """Entropy proxy of a cut with the class counts ``counts`` (int64) on its left side.
-
-    The expression of :func:`_criterion.single_output_proxy` (the bin sweep's).
-    """
-    weight_right = weight - weight_left
-    entropy_left = 0.0
-    entropy_right = 0.0
-    for c in range(n_sweep):
-        count = np.float64(counts[c])
-        entropy_left += entropy_term(count, weight_left)
-        entropy_right += entropy_term(total[c] - count, weight_right)
-    return children_proxy(entropy_left, entropy_right, weight_left, weight_right)
 
 
 # Bit index of a power of two: multiply by a de Bruijn constant, look up the top 6 bits.

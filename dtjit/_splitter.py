@@ -553,6 +553,23 @@ def add_row_to_left_xlogx(c, counts, total, xlogx, sum_left, sum_right):
 
 
 @inline_kernel
+def unit_entropy_proxy(counts, total, n_sweep, weight_left, weight):
+    """Entropy proxy of a cut with the class counts ``counts`` (int64) on its left side.
+
+    The expression of :func:`_criterion.single_output_proxy` and the general sweep's, for
+    the cuts the unit sweeps' screen lets through (this one's and ``_hist``'s).
+    """
+    weight_right = weight - weight_left
+    entropy_left = 0.0
+    entropy_right = 0.0
+    for c in range(n_sweep):
+        count = np.float64(counts[c])
+        entropy_left += entropy_term(count, weight_left)
+        entropy_right += entropy_term(total[c] - count, weight_right)
+    return children_proxy(entropy_left, entropy_right, weight_left, weight_right)
+
+
+@inline_kernel
 def unit_entropy_sweep(
     val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
     min_weight_leaf, left, known_proxy, xlogx,
@@ -609,15 +626,7 @@ def unit_entropy_sweep(
         # every partial sum within a side's own range.
         screen = (sum_left - xlogx[rows_left]) + (sum_right - xlogx[n_rows - rows_left])
         if (above > below + FEATURE_THRESHOLD) & (screen > bound):
-            weight_left = np.float64(rows_left)
-            weight_right = weight - weight_left
-            entropy_left = 0.0
-            entropy_right = 0.0
-            for c in range(n_sweep):
-                count = np.float64(counts[c])
-                entropy_left += entropy_term(count, weight_left)
-                entropy_right += entropy_term(total[c] - count, weight_right)
-            proxy = children_proxy(entropy_left, entropy_right, weight_left, weight_right)
+            proxy = unit_entropy_proxy(counts, total, n_sweep, np.float64(rows_left), weight)
             if proxy > best_proxy:
                 best_proxy = proxy
                 best_pos = np.int64(u)

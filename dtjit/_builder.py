@@ -824,6 +824,7 @@ def apply_splits(
     split_nodes = np.empty(n_batch, dtype=np.int64)
     split_features = np.empty(n_batch, dtype=np.int32)
     flip = np.zeros(n_batch, dtype=np.uint8)
+    left_size = np.empty(n_batch, dtype=np.int64)
     # With every flag cleared first, a plain split raises only its smaller child's flags (an
     # OR per sample, on at most half of the segment) and says which child that is in flip.
     # Clearing costs the whole bit array, so it is done only when the batch's segments are
@@ -898,6 +899,7 @@ def apply_splits(
                 raise_side_flags(idx, end_left, end_right, goes_left)
                 flip[n_split] = 1
             split_features[n_split] = f if n_missing_left == 0 else -1
+        left_size[n_split] = pos - start
         n_split += 1
         max_segment = max(max_segment, end - start)
         work += end - start
@@ -905,14 +907,15 @@ def apply_splits(
         split_nodes = split_nodes[:n_split]
         split_features = split_features[:n_split]
         flip = flip[:n_split]
+        left_size = left_size[:n_split]
         if parallel and work * sorted_idx.shape[0] >= PARALLEL_MIN_WORK:
             partition_parallel(split_nodes, node_start, node_end, split_features, goes_left,
-                               flip, sorted_idx, sorted_val, sorted_code, upkeep, high_bits,
-                               max_segment, n_chunks)  # fmt: skip
+                               flip, left_size, sorted_idx, sorted_val, sorted_code, upkeep,
+                               high_bits, max_segment, n_chunks)  # fmt: skip
         else:
             partition_serial(split_nodes, node_start, node_end, split_features, goes_left,
-                             flip, sorted_idx, sorted_val, sorted_code, upkeep, high_bits,
-                             max_segment)  # fmt: skip
+                             flip, left_size, sorted_idx, sorted_val, sorted_code, upkeep,
+                             high_bits, max_segment)  # fmt: skip
     return node_count
 
 

@@ -1266,8 +1266,15 @@ def best_splits_of_feature(
     whole, scope included, block by block: that copy of the sweep cost 3-4 s of this
     kernel's cold compile.
     """
-    left = np.empty(5 * n_sweep, dtype=np.float64)  # 5 x: weighted_entropy_sweep's caches
-    missing_stats = np.empty(n_sweep, dtype=np.float64)
+    # Scratch held in ``owned`` until the loop is done; the loop hands the inlined sweep
+    # uncounted views (``_borrow``): counted ones cost a reference-count update per node and
+    # array (perf, 10 classes 1M x 20, full depth: the runtime's count calls fell from 6.0 %
+    # to 3.6 % of the samples; the fit's time moved within the noise).
+    owned = (
+        np.empty(5 * n_sweep, dtype=np.float64),  # 5 x: weighted_entropy_sweep's caches
+        np.empty(n_sweep, dtype=np.float64),
+    )
+    left, missing_stats = borrowed(owned)
     idx = sorted_idx[f]
     val = sorted_val[f]
     codes = sorted_code[f]
@@ -1324,6 +1331,7 @@ def best_splits_of_feature(
         out_pos[k, f] = pos
         out_threshold[k, f] = threshold
         out_missing[k, f] = missing
+    keep_alive(owned)
 
 
 @inline_kernel
@@ -1494,17 +1502,15 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             scratch_code[w] = codes[p]
             to_left += go
             to_right += np.uint64(1) - go
-        copy_back(scratch_idx, idx, start, end)
-        copy_back(scratch_val, val, start, end)
-        copy_back(scratch_code, codes, start, end)
-
-
-@inline_kernel
-def copy_back(scratch, out, start, end):
-    """Copy ``scratch[:end - start]`` to ``out[start:end]`` (1-d arrays)."""
-    offset = np.uint64(start)
-    for q in range(np.uint64(end - start)):
-        out[offset + q] = scratch[q]
+        # Written out here: an inlined helper taking the arrays would update their
+        # reference counts once per node (the threaded caller's scratch has counts).
+        offset = np.uint64(start)
+        for q in range(np.uint64(end - start)):
+            idx[offset + q] = scratch_idx[q]
+        for q in range(np.uint64(end - start)):
+            val[offset + q] = scratch_val[q]
+        for q in range(np.uint64(end - start)):
+            codes[offset + q] = scratch_code[q]
 
 
 @inline_kernel

@@ -891,12 +891,12 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 40-65 s on a 2-core machine; later calls, and later Python
-    processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
-    own: its first use compiles for about 25-40 s more. Categorical features,
-    ``criterion="absolute_error"``, multi-output y and more than 256 classes are compiled
-    on their first use (about 7-35 s each), apart from the common fit. ``dtjit compile`` (a
-    command) compiles every path ahead of use.
+    installing takes about 40 s to 2 minutes on a 2-core machine, depending on its CPU;
+    later calls, and later Python processes, load the cache (well under a second).
+    ``splitter="hist"`` has kernels of its own: its first use compiles for about 25-85 s
+    more. Categorical features, ``criterion="absolute_error"``, multi-output y and more than
+    256 classes are compiled on their first use (about 7-80 s each), apart from the common
+    fit. ``dtjit compile`` (a command) compiles every path ahead of use.
 
     Examples
     --------
@@ -1171,12 +1171,12 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
 
     Compilation: dtjit's kernels are compiled by numba the first time they run and cached
     on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 40-65 s on a 2-core machine; later calls, and later Python
-    processes, load the cache (well under a second). ``splitter="hist"`` has kernels of its
-    own: its first use compiles for about 25-40 s more. Categorical features,
-    ``criterion="absolute_error"``, multi-output y and more than 256 classes are compiled
-    on their first use (about 7-35 s each), apart from the common fit. ``dtjit compile`` (a
-    command) compiles every path ahead of use.
+    installing takes about 40 s to 2 minutes on a 2-core machine, depending on its CPU;
+    later calls, and later Python processes, load the cache (well under a second).
+    ``splitter="hist"`` has kernels of its own: its first use compiles for about 25-85 s
+    more. Categorical features, ``criterion="absolute_error"``, multi-output y and more than
+    256 classes are compiled on their first use (about 7-80 s each), apart from the common
+    fit. ``dtjit compile`` (a command) compiles every path ahead of use.
 
     Examples
     --------

@@ -1169,14 +1169,10 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
     ``categorical_features``, ``"poisson"`` and ``"absolute_error"`` raise ``ValueError``,
     and so do the exports and plots.
 
-    Compilation: dtjit's kernels are compiled by numba the first time they run and cached
-    on disk next to the installed package. The very first ``fit`` / ``predict`` after
-    installing takes about 40 s to 2 minutes on a 2-core machine, depending on its CPU;
-    later calls, and later Python processes, load the cache (well under a second).
-    ``splitter="hist"`` has kernels of its own: its first use compiles for about 25-85 s
-    more. Categorical features, ``criterion="absolute_error"``, multi-output y and more than
-    256 classes are compiled on their first use (about 7-80 s each), apart from the common
-    fit. ``dtjit compile`` (a command) compiles every path ahead of use.
+    Compilation: as for :class:`DecisionTreeClassifier` (the two share their kernels): the
+    very first ``fit`` / ``predict`` after installing compiles for about 40 s to 2 minutes
+    on a 2-core machine, later processes load numba's cache, and ``dtjit compile`` compiles
+    every path ahead of use.
 
     Examples
     --------

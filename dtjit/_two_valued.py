@@ -205,12 +205,41 @@ def row_chunks(X, n_threads):
 
 @inline_kernel
 def fill_high_bits_of_rows(X, start, end, slot, high, high_bits):
-    """Set bit ``slot[f]`` of row ``i`` of ``high_bits`` where ``X[i, f] == high[f]``."""
+    """Write rows ``[start, end)`` of ``high_bits``: bit ``slot[f]`` where ``X[i, f] == high[f]``.
+
+    Notes
+    -----
+    Slots are numbered in feature order (:func:`merge_scans`), so the features of one word
+    of bits are a contiguous range of columns. A row's word is built in a register from a
+    compare per column of that range, with no branch and no gather, and stored once: the
+    compiler vectorises it. (A branch and a read-modify-write of the word per two-valued
+    column took 1.35x the time on covtype, 25 against 18.5 ms on one thread; a loop over
+    the slots gathering their columns, 2.2x.) The other columns of the range compare
+    against NaN, which equals nothing.
+    """
+    n_features = X.shape[1]
+    n_words = high_bits.shape[1]
+    target = np.empty(n_features, dtype=np.float32)
+    shift = np.zeros(n_features, dtype=np.uint64)
+    first = np.full(n_words, n_features, dtype=np.int64)
+    stop = np.zeros(n_words, dtype=np.int64)
+    for f in range(n_features):
+        j = slot[f]
+        target[f] = np.nan
+        if j >= 0:
+            target[f] = high[f]
+            shift[f] = np.uint64(j & 63)
+            first[j >> 6] = min(first[j >> 6], f)
+            stop[j >> 6] = f + 1
     for i in range(start, end):
-        for f in range(X.shape[1]):
-            j = slot[f]
-            if j >= 0 and X[i, f] == high[f]:
-                high_bits[i, j >> 6] |= np.uint64(1) << np.uint64(j & 63)
+        row = X[i]
+        for b in range(n_words):
+            word = np.uint64(0)
+            # Unsigned: numba then drops the negative-index wraparound, which kept the loop
+            # from vectorising (31 ms; see "Unsigned positions" in _jit).
+            for f in range(np.uint64(first[b]), np.uint64(stop[b])):
+                word |= np.uint64(row[f] == target[f]) << shift[f]
+            high_bits[i, b] = word
 
 
 @kernel

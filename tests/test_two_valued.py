@@ -205,14 +205,20 @@ def test_all_columns_two_valued_match_reference():
 
 
 def test_more_than_64_two_valued_columns_match_reference():
-    """Two words of bits per row: the general loops of the count pass and the partition."""
+    """Two words of bits per row: the bit fill and the general loops of the count and partition."""
     rng = np.random.default_rng(6)
     n = 800
     indicators = rng.random((n, 70)) < rng.uniform(0.02, 0.6, 70)
     X = np.column_stack([rng.normal(size=n), indicators]).astype(np.float32)
     y = (X[:, 3] + 2 * X[:, 68] + X[:, 70] * (X[:, 0] > 0) + (rng.random(n) < 0.3)).astype(int)
-    slot = layout_of(X, np.ones(X.shape[1], dtype=np.uint8))[0]
-    assert slot.max() == 69 and slot[0] == -1
+    slot, _, high_bits = layout_of(X, np.ones(X.shape[1], dtype=np.uint8))
+    assert slot.max() == 69 and slot[0] == -1 and high_bits.shape == (n, 2)
+    ref_slot, _, ref_high_rows = reference_layout(X)
+    np.testing.assert_array_equal(slot, ref_slot)
+    bits = unpacked(high_bits)
+    for j, rows in ref_high_rows.items():
+        assert set(np.flatnonzero(bits[:, j])) == rows
+    assert not bits[:, 70:].any()  # the second word's unused bits stay clear
     est = dtjit.DecisionTreeClassifier().fit(X, y)
     ref = reference_build(X, y, is_classifier=True, n_classes=len(est.classes_))
     assert_tree_equal(est.tree_, ref, rtol=1e-12)

@@ -1748,11 +1748,13 @@ def copy_columns(X, columns, start, end, out):
     """Copy rows ``start .. end - 1`` of the ``columns`` of ``X`` to ``out[f, start:end]``.
 
     One pass over those rows of X: a column at a time would read a cache line per value,
-    i.e. all of X once per column (1M x 20: 20 passes over 80 MB).
+    i.e. all of X once per column (1M x 20: 20 passes over 80 MB). The column is unsigned
+    so that numba drops the negative-index wraparound on both arrays: 0.70x the time on
+    1M x 20 random floats, 0.83x on covtype (see "Unsigned positions" in ``_jit``).
     """
     for i in range(start, end):
         for k in range(columns.shape[0]):
-            f = columns[k]
+            f = np.uint64(columns[k])
             out[f, i] = X[i, f]
 
 
@@ -1846,7 +1848,8 @@ def sorted_codes(sorted_idx, code, skip, start, end, out):
         if skip[f]:
             continue
         for p in range(start, end):
-            out[f, p] = code[sorted_idx[f, p]]
+            # Unsigned id: no wraparound test per gather (0.84-0.87x the time).
+            out[f, p] = code[np.uint64(sorted_idx[f, p])]
 
 
 @parallel_kernel

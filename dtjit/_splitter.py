@@ -1705,25 +1705,34 @@ def presort_column(x, out_idx, out_val, entries, tmp_entries):
     one 8-byte word instead of a key and an id from two arrays: 1.2-1.5x faster per
     column than separate arrays (covtype's columns and random floats, 465k rows).
 
-    A pass whose digit is the same for every key is skipped after its count (its scatter
-    would move nothing): columns of small integers stored as float32 (covtype's: their low
-    mantissa bits are zero) skip one or two of their three scatters. Counting the three
-    histograms in one pass was tried: 1.2x slower on random floats (three scattered
-    increments per key).
+    A pass whose digit is the same for every key would move nothing, so it is skipped,
+    count included: the bits in which keys differ are the OR of the keys XOR their AND,
+    taken as the keys are built. Columns of small integers stored as float32 (covtype's:
+    their low mantissa bits are zero) skip one or two of their three passes. Skipping only
+    the scatter, after a count whose every increment hit one counter (a chain through
+    memory), took 1.28x the time on covtype's ten columns (77 against 60 ms); random floats
+    are unchanged. Counting the three histograms in one pass was tried: 1.2x slower on
+    random floats (three scattered increments per key).
     """
     n = x.shape[0]
+    key_or = np.uint64(0)
+    key_and = np.uint64(0xFFFFFFFF)
     for i in range(n):
-        entries[i] = (np.uint64(sortable_key(x[i])) << np.uint64(32)) | np.uint64(i)
+        key = np.uint64(sortable_key(x[i]))
+        key_or |= key
+        key_and &= key
+        entries[i] = (key << np.uint64(32)) | np.uint64(i)
+    varying = (key_or ^ key_and) << np.uint64(32)  # in the entries' key half
     counts = np.empty(1 << RADIX_BITS, dtype=np.uint64)
     mask = np.uint64((1 << RADIX_BITS) - 1)
     src, dst = entries, tmp_entries
     for r in range(RADIX_PASSES):
         shift = np.uint64(32 + r * RADIX_BITS)
+        if (varying >> shift) & mask == np.uint64(0):
+            continue
         counts[:] = 0
         for i in range(n):
             counts[(src[i] >> shift) & mask] += np.uint64(1)
-        if n == 0 or counts[(src[0] >> shift) & mask] == np.uint64(n):
-            continue
         total = np.uint64(0)
         for d in range(1 << RADIX_BITS):
             c = counts[d]

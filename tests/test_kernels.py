@@ -386,7 +386,7 @@ def test_wide_layout_is_chosen_when_the_compact_one_cannot_hold_the_tree():
 def test_radix_presort_equals_stable_argsort(kernel, skipped):
     """The LSD radix presort is numpy's stable argsort: ties keep sample order.
 
-    Tie-heavy columns, signed zeros, infinities, denormals and float32 extremes. Skipped
+    Tie-heavy columns, signed zeros, infinities, denormals, float32 extremes and NaN. Skipped
     columns (two-valued ones, in a fit) are not sorted, and the others are unaffected.
     Small integers leave radix digits constant, so the sort skips passes: columns 4, 5 and 6
     move their ids in 0, 2 and 1 of the three passes (an even and an odd count: the order
@@ -394,7 +394,7 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
     """
     rng = np.random.default_rng(5)
     n = 20_000
-    X = np.empty((n, 7), dtype=np.float32)
+    X = np.empty((n, 8), dtype=np.float32)
     X[:, 0] = rng.normal(size=n)
     X[:, 1] = rng.integers(-3, 4, size=n)  # many ties
     X[:, 2] = rng.choice(np.array([-0.0, 0.0, 1e-45, -1e-45, 3.4e38, -3.4e38], np.float32), n)
@@ -402,12 +402,13 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
     X[:, 4] = 7.0  # constant
     X[:, 5] = rng.integers(0, 4000, size=n)  # the lowest 11 bits are zero
     X[:, 6] = 1024 + rng.integers(0, 256, size=n)  # only bits 13-20 vary
-    skip = np.isin(np.arange(7), skipped).astype(np.uint8)
+    X[:, 7] = np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 50, size=n))  # NaN last
+    skip = np.isin(np.arange(8), skipped).astype(np.uint8)
     if kernel == "serial":
         idx, val = _splitter.presort(X, skip, 1)
     else:
-        idx = np.empty((7, n), dtype=np.int32)
-        val = np.empty((7, n), dtype=np.float32)
+        idx = np.empty((8, n), dtype=np.int32)
+        val = np.empty((8, n), dtype=np.float32)
         _splitter.presort_parallel(X, np.flatnonzero(skip == 0).astype(np.int64), 2, idx, val)
     for f in np.flatnonzero(skip == 0):
         expected = np.argsort(X[:, f], kind="stable")

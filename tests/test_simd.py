@@ -1,0 +1,98 @@
+"""The vector partition block (``dtjit._simd``) and the partition that uses it, against numpy.
+
+``partition_block`` is checked on any CPU: where AVX-512 is missing LLVM expands its
+intrinsics lane by lane, so the result must be the same. ``partition_serial`` takes the
+vector path only where ``_simd.USE_COMPRESS`` holds (the test says which it ran).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from dtjit import _simd, _splitter
+
+
+@numba.njit
+def _partition_by_blocks(idx, val, codes, flags, flip, n_left, out_idx, out_val, out_codes):
+    """Whole blocks of 16 rows through ``partition_block``; returns the rows it moved."""
+    to_left = np.uint64(0)
+    to_right = np.uint64(n_left)
+    p = np.uint64(0)
+    while p + np.uint64(16) <= np.uint64(idx.shape[0]):
+        n = _simd.partition_block(idx, val, codes, p, flags, flip, out_idx, out_val, out_codes,
+                                  to_left, to_right)  # fmt: skip
+        to_left += n
+        to_right += np.uint64(16) - n
+        p += np.uint64(16)
+    return p
+
+
+def _side_flags(goes_left: np.ndarray) -> np.ndarray:
+    flags = _splitter.new_side_flags(len(goes_left))
+    flags[: (len(goes_left) + 7) // 8] = np.packbits(goes_left, bitorder="little")
+    return flags
+
+
+@pytest.mark.parametrize("code_dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("flip", [0, 1])
+def test_partition_block_is_a_stable_partition(code_dtype, flip):
+    """Rows whose bit differs from ``flip`` go left, the others right, each in row order."""
+    rng = np.random.default_rng(7 + flip)
+    n = 16 * 40
+    idx = rng.permutation(n).astype(np.int32)
+    val = rng.random(n, dtype=np.float32)
+    codes = rng.integers(0, np.iinfo(code_dtype).max, n).astype(code_dtype)
+    bit = rng.random(n) < 0.3
+    bit[idx[:16]] = True  # a block that goes one way only, then the other
+    bit[idx[16:32]] = False
+    flags = _side_flags(bit)
+    left = bit[idx] != bool(flip)
+    order = np.concatenate([np.flatnonzero(left), np.flatnonzero(~left)])
+    out = (np.full(n, -1, np.int32), np.full(n, np.nan, np.float32), np.zeros(n, code_dtype))
+    moved = _partition_by_blocks(idx, val, codes, flags, np.uint64(flip), left.sum(), *out)
+    assert moved == n
+    np.testing.assert_array_equal(out[0], idx[order])
+    np.testing.assert_array_equal(out[1], val[order])
+    np.testing.assert_array_equal(out[2], codes[order])
+
+
+def test_partition_serial_against_numpy():
+    """Segments of 0 to 80 rows (whole blocks and row tails), several features, both flips."""
+    rng = np.random.default_rng(3)
+    n, n_features = 2000, 3
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n, 60)]))  # 1 to ~150 rows
+    starts, ends = cuts[:-1], cuts[1:]
+    X = rng.random((n, n_features), dtype=np.float32)
+    y = rng.integers(0, 5, n)
+    sample_of_position = rng.permutation(n)
+    sorted_idx = np.empty((n_features, n), np.int32)
+    for f in range(n_features):
+        for s, e in zip(starts, ends, strict=True):
+            ids = sample_of_position[s:e]
+            sorted_idx[f, s:e] = ids[np.argsort(X[ids, f], kind="mergesort")]
+    sorted_val = np.take_along_axis(X.T, sorted_idx, axis=1).copy()
+    sorted_code = y[sorted_idx].astype(np.uint8)
+    bit = rng.random(n) < 0.5
+    flags = _side_flags(bit)
+    nodes = np.arange(len(starts), dtype=np.int64)
+    flip = (nodes % 2).astype(np.uint8)
+    sides = zip(starts, ends, flip, strict=True)
+    left_size = np.array([np.sum(bit[sample_of_position[s:e]] != bool(f)) for s, e, f in sides])
+    expected = [a.copy() for a in (sorted_idx, sorted_val, sorted_code)]
+    for f in range(n_features):
+        for s, e, fl in zip(starts, ends, flip, strict=True):
+            left = bit[sorted_idx[f, s:e]] != bool(fl)
+            order = s + np.concatenate([np.flatnonzero(left), np.flatnonzero(~left)])
+            for want, got in zip(expected, (sorted_idx, sorted_val, sorted_code), strict=True):
+                want[f, s:e] = got[f, order]
+    _splitter.partition_serial(
+        nodes, starts.astype(np.int64), ends.astype(np.int64), np.full(len(nodes), -1, np.int32),
+        flags, flip, left_size, sorted_idx, sorted_val, sorted_code,
+        np.full(n_features, _splitter.UPKEEP_ALWAYS, np.uint8), np.empty((n, 0), np.uint64),
+        np.int64((ends - starts).max()),
+    )  # fmt: skip
+    for want, got in zip(expected, (sorted_idx, sorted_val, sorted_code), strict=True):
+        np.testing.assert_array_equal(got, want)
+    print(f"vector path: {_simd.USE_COMPRESS}")

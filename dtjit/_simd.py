@@ -15,7 +15,8 @@ writes the LLVM intrinsics itself (``llvm.masked.gather``, ``llvm.masked.compres
 AVX-512F and VBMI2 (compress stores of 8- and 16-bit class codes), only when numba compiles
 for this host's CPU (``NUMBA_CPU_NAME`` unset: a portable cache for another CPU keeps the
 row loop), and not under ``NUMBA_BOUNDSCHECK`` (the intrinsic's loads and stores are not
-checked; the bounds-checked lane tests the row loop's index arithmetic instead). Elsewhere
+checked; the bounds-checked lane tests the row loop's index arithmetic instead) or
+``NUMBA_DISABLE_JIT`` (an intrinsic has no Python version). Elsewhere
 LLVM would expand the intrinsics into one conditional store per lane, slower than the row
 loop. The kernels read the flag when they are compiled, and numba keys its cache on the
 CPU's name and features, so a cache is never shared between the two paths.
@@ -42,8 +43,8 @@ _REQUIRED_FEATURES = ("avx512f", "avx512vbmi2")
 
 def _host_has_compress() -> bool:
     """Whether numba compiles for this host and the host has the compress stores we use."""
-    if numba.config.CPU_NAME is not None or numba.config.BOUNDSCHECK:
-        return False
+    if numba.config.CPU_NAME is not None or numba.config.BOUNDSCHECK or numba.config.DISABLE_JIT:
+        return False  # another target CPU, the bounds-checked lane, or plain Python
     try:
         features = llvm_binding.get_host_cpu_features()
     except RuntimeError:  # not available on every platform

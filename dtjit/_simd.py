@@ -127,6 +127,11 @@ def partition_block(typingctx, idx, val, codes, p, flags, flip, out_idx, out_val
     arrays = (idx, val, codes, flags, out_idx, out_val, out_codes)
     if not all(isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C" for a in arrays):
         return None  # the loads and stores assume contiguous rows
+    dtypes = (idx.dtype, out_idx.dtype, val.dtype, out_val.dtype, flags.dtype)
+    if dtypes != (types.int32, types.int32, types.float32, types.float32, types.uint8):
+        return None  # the lanes are typed for these
+    if codes.dtype != out_codes.dtype or codes.dtype not in (types.uint8, types.uint16):
+        return None
     signature = types.uint64(idx, val, codes, p, flags, flip, out_idx, out_val, out_codes,
                              to_left, to_right)  # fmt: skip
 

@@ -96,3 +96,21 @@ def test_partition_serial_against_numpy():
     for want, got in zip(expected, (sorted_idx, sorted_val, sorted_code), strict=True):
         np.testing.assert_array_equal(got, want)
     print(f"vector path: {_simd.USE_COMPRESS}")
+
+
+@numba.njit
+def _one_block(idx, val, codes, flags, out_idx, out_val, out_codes):
+    zero = np.uint64(0)  # with flags of 0 and flip 0 every row goes right, from position 0
+    return _simd.partition_block(idx, val, codes, zero, flags, zero, out_idx, out_val, out_codes,
+                                 zero, zero)  # fmt: skip
+
+
+def test_partition_block_rejects_other_dtypes():
+    """Its lanes are typed for int32 ids, float32 values and 8- or 16-bit codes: others fail to
+    compile rather than being read as garbage."""
+    ids, flags = np.arange(16, dtype=np.int32), np.zeros(8, np.uint8)
+    good = (np.zeros(16, np.float32), np.zeros(16, np.uint8))
+    assert _one_block(ids, good[0], good[1], flags, ids.copy(), *(a.copy() for a in good)) == 0
+    for values, codes in ((np.zeros(16), good[1]), (good[0], np.zeros(16, np.int64))):
+        with pytest.raises(numba.core.errors.TypingError):
+            _one_block(ids, values, codes, flags, ids.copy(), values.copy(), codes.copy())

@@ -50,6 +50,15 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _vector_partition() -> bool | None:
+    """Whether the installed dtjit partitions with AVX-512 blocks (None: it has no such path)."""
+    try:
+        from dtjit._simd import USE_COMPRESS
+    except ImportError:
+        return None
+    return bool(USE_COMPRESS)
+
+
 def machine_info() -> dict[str, Any]:
     import numba
     import sklearn
@@ -90,6 +99,8 @@ def machine_info() -> dict[str, Any]:
             len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         ),
         "cpu_model": cpu_model,
+        # the exact partition's 16-row blocks (AVX-512 compress stores) or its row loop
+        "dtjit_vector_partition": _vector_partition(),
         "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
         "numba_threading_layer": threading_layer,
         # these change how idle threads wait, hence timings on a busy machine

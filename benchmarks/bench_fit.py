@@ -630,7 +630,10 @@ def markdown(report: dict[str, Any]) -> str:
         f"{m['lightgbm'] or 'not installed'}, dtjit {m['dtjit']} (commit "
         f"{(m['git_commit'] or '?')[:10]}"
         + (", uncommitted changes" if m.get("dtjit_sources_modified") else "")
-        + ").",
+        + ")"
+        + {True: "; exact partition in 16-row AVX-512 blocks", False: "; exact partition row by "
+           "row (`dtjit._simd.USE_COMPRESS` off)"}.get(m.get("dtjit_vector_partition"), "")  # fmt: skip
+        + ".",
         "",
         f"Criterion {s['criterion']}; medians of interleaved runs after a warm-up "
         f"({s['repeats']} run(s), scikit-learn {s['sklearn_repeats_large']} at >= "

@@ -102,6 +102,12 @@ QUICK_COVTYPE_ROWS = 40_000
 QUICK_SCALING_ROWS = (10_000, 30_000, 100_000)
 DATASETS = ("binary", "10class", "covtype")
 
+# The fit table's header says which exact partition ran (``machine_info``'s flag).
+PARTITION_NOTE = {
+    True: "; exact partition in 16-row AVX-512 blocks",
+    False: "; exact partition row by row (`dtjit._simd.USE_COMPRESS` off)",
+}
+
 
 # -- data ---------------------------------------------------------------------------------------
 @dataclass
@@ -631,8 +637,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"{(m['git_commit'] or '?')[:10]}"
         + (", uncommitted changes" if m.get("dtjit_sources_modified") else "")
         + ")"
-        + {True: "; exact partition in 16-row AVX-512 blocks", False: "; exact partition row by "
-           "row (`dtjit._simd.USE_COMPRESS` off)"}.get(m.get("dtjit_vector_partition"), "")  # fmt: skip
+        + PARTITION_NOTE.get(m.get("dtjit_vector_partition"), "")
         + ".",
         "",
         f"Criterion {s['criterion']}; medians of interleaved runs after a warm-up "

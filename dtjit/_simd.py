@@ -39,12 +39,18 @@ from numba.extending import intrinsic
 BLOCK = 16  # rows per block: 16 x 32-bit lanes fill one 512-bit register
 SIDE_FLAG_PADDING = 4  # bytes after the side bits: a lane's gather reads 4 from its id's byte
 _REQUIRED_FEATURES = ("avx512f", "avx512vbmi2")
+# LLVM 17 on has only opaque pointers, whose mangling ("v16p0") the gather's name uses; older
+# numba releases (numba >= 0.59 is allowed) ship LLVM 14, which names it for typed pointers.
+# Measured with LLVM 22 (llvmlite 0.50, numba 0.68.1).
+_MIN_LLVM = (17,)
 
 
 def _host_has_compress() -> bool:
     """Whether numba compiles for this host and the host has the compress stores we use."""
     if numba.config.CPU_NAME is not None or numba.config.BOUNDSCHECK or numba.config.DISABLE_JIT:
         return False  # another target CPU, the bounds-checked lane, or plain Python
+    if llvm_binding.llvm_version_info < _MIN_LLVM:
+        return False  # the gather's name below is mangled for opaque pointers
     try:
         features = llvm_binding.get_host_cpu_features()
     except RuntimeError:  # not available on every platform

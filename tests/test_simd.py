@@ -2,8 +2,8 @@
 
 ``partition_block`` is checked on any CPU (with LLVM 17 or later): where AVX-512 is missing
 LLVM expands its intrinsics lane by lane, so the result must be the same.
-``partition_serial`` takes the vector path only where ``_simd.USE_COMPRESS`` holds (the test
-says which it ran).
+``partition_serial`` takes the vector path only where ``_simd.USE_COMPRESS`` holds (its test
+prints which it ran).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_partition_block_is_a_stable_partition(code_dtype, flip):
 
 
 def test_partition_serial_against_numpy():
-    """Segments of 0 to 80 rows (whole blocks and row tails), several features, both flips."""
+    """Segments of 1 to about 150 rows (whole blocks and row tails), 3 features, both flips."""
     rng = np.random.default_rng(3)
     n, n_features = 2000, 3
     cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n, 60)]))  # 1 to ~150 rows

@@ -367,10 +367,94 @@ def scored_cut_range(start, p, end, min_left, min_right, min_weight_leaf, weight
     return lo, stop
 
 
+# The two-class Gini sweep (:func:`two_class_gini_loop`) works through its cuts in blocks of
+# this many rows; its scratch (``block``) holds two int64 arrays of this length.
+SWEEP_BLOCK = 256
+
+
+@inline_kernel
+def two_class_gini_loop(
+    val, codes, lo, stop, end, count_1, total_0, total_1, weight, weight_p, bound, block
+):  # fmt: skip
+    """Score the cuts ``[lo, stop)`` of :func:`unit_gini_sweep` for two classes.
+
+    ``count_1`` is the left count of class 1 at ``lo``, ``total_0`` and ``total_1`` the
+    node's class counts; the left row count at cut ``r`` is ``weight_p + r``. ``block`` is
+    scratch of ``2 * SWEEP_BLOCK`` int64. Returns ``proxy, pos, threshold`` as the sweep does.
+
+    Notes
+    -----
+    With two classes the left count of class 0 is the left row count less that of class 1,
+    so one running count gives both sides' sums of squares at every cut: the same integers
+    :func:`add_row_to_left` accumulates, so the same proxies and splits.
+
+    The row-by-row sweep ran about 35 instructions per row, mostly the pre-test, at close to
+    the core's peak rate: it was bound by their number, not by a chain. So each block of
+    rows goes in three passes. The first writes the running class-1 count at every cut (the
+    one chain, an integer add per row). The second evaluates the step test and the
+    division-free pre-test at every cut, without a branch and with no dependence between
+    rows, so LLVM vectorises it; it records which cuts pass. The third, run only when some
+    cut passed, scores those cuts in order with :func:`score_gini_cut`, which raises the bound
+    as it goes and tests each cut again against it: the second pass used a lower bound and
+    so let through every cut the row-by-row sweep scores, and the third keeps the same ones.
+    Counts below 2**26 are exact in float64, and so are their squares and the sums of two.
+    """
+    best_proxy = NO_SPLIT
+    best_pos = end
+    threshold = 0.0
+    counts_1 = block[:SWEEP_BLOCK]
+    passed = block[SWEEP_BLOCK:]
+    rows_p = np.int64(weight_p)  # left rows at cut r: rows_p + r (weight_p is an integer)
+    total_0_f = np.float64(total_0)
+    total_1_f = np.float64(total_1)
+    # u indexes, r counts (see "Unsigned positions" in _jit).
+    first = np.uint64(lo)
+    u_stop = np.uint64(stop)
+    while first < u_stop:
+        n = min(u_stop - first, np.uint64(SWEEP_BLOCK))
+        for i in range(n):
+            counts_1[i] = count_1
+            count_1 += np.int64(codes[first + i])
+        any_passed = np.int64(0)
+        for i in range(n):
+            u = first + i
+            weight_left = weight_p + np.float64(np.int64(u))
+            weight_right = weight - weight_left
+            left_1 = np.float64(counts_1[i])
+            left_0 = weight_left - left_1
+            right_0 = total_0_f - left_0
+            right_1 = total_1_f - left_1
+            sq_left = left_0 * left_0 + left_1 * left_1
+            sq_right = right_0 * right_0 + right_1 * right_1
+            # passes_gini_bound's expression, on the same (exact) numbers.
+            cut_passes = (val[u] > val[u - np.uint64(1)] + FEATURE_THRESHOLD) & (
+                sq_left * weight_right + sq_right * weight_left
+                > bound * (weight_left * weight_right)
+            )
+            passed[i] = np.int64(cut_passes)
+            any_passed |= np.int64(cut_passes)
+        if any_passed != 0:
+            for i in range(n):
+                if passed[i] != 0:
+                    u = first + i
+                    r = np.int64(u)
+                    left_1 = counts_1[i]
+                    left_0 = rows_p + r - left_1
+                    right_0 = total_0 - left_0
+                    right_1 = total_1 - left_1
+                    best_proxy, best_pos, threshold, bound = score_gini_cut(
+                        r, val[u - np.uint64(1)], val[u], left_0 * left_0 + left_1 * left_1,
+                        right_0 * right_0 + right_1 * right_1, weight, weight_p, bound,
+                        best_proxy, best_pos, threshold,
+                    )  # fmt: skip
+        first += n
+    return best_proxy, best_pos, threshold
+
+
 @inline_kernel
 def unit_gini_sweep(
     val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
-    min_weight_leaf, left, known_proxy,
+    min_weight_leaf, left, known_proxy, block,
 ):  # fmt: skip
     """Sweep like :func:`best_split_in_segment`, for Gini on row counts.
 
@@ -433,6 +517,11 @@ def unit_gini_sweep(
     bound = -np.inf
     if known_proxy > NO_SPLIT:
         bound = known_proxy + weight - weight * GINI_BOUND_MARGIN
+    if n_sweep == 2:
+        return two_class_gini_loop(
+            val, codes, lo, stop, end, counts[1], np.int64(total[0]), np.int64(total[1]),
+            weight, weight_p, bound, block,
+        )  # fmt: skip
     if stop - lo > BRANCHY_SWEEP_MIN_ROWS:
         # u indexes, r counts (see "Unsigned positions" in _jit).
         u = np.uint64(lo)
@@ -870,6 +959,7 @@ def best_split_in_segment(
     missing_weight,
     left,
     known_proxy,
+    block,
 ):
     """Best threshold of one feature for one node: a single sweep over its sorted segment.
 
@@ -922,6 +1012,8 @@ def best_split_in_segment(
         entropy sweeps (:func:`unit_entropy_sweep`, :func:`weighted_entropy_sweep`) skip
         the cuts that cannot reach it (so a losing feature may report a lesser cut or none);
         the other sweeps ignore it. Gain ratio, which needs every feature's own best, never uses it.
+    block : ndarray of int64
+        Scratch of ``2 * SWEEP_BLOCK`` entries (:func:`two_class_gini_loop`).
 
     Returns
     -------
@@ -974,7 +1066,7 @@ def best_split_in_segment(
     if unit_weight and criterion == GINI and weight < EXACT_SQUARES_LIMIT:
         return unit_gini_sweep(
             val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
-            min_right, min_weight_leaf, left, known_proxy,
+            min_right, min_weight_leaf, left, known_proxy, block,
         )  # fmt: skip
     if unit_weight and xlogx.shape[0] > 0:  # entropy or gain ratio on row counts
         return unit_entropy_sweep(
@@ -1277,8 +1369,9 @@ def best_splits_of_feature(
     owned = (
         np.empty(5 * n_sweep, dtype=np.float64),  # 5 x: weighted_entropy_sweep's caches
         np.empty(n_sweep, dtype=np.float64),
+        np.empty(2 * SWEEP_BLOCK, dtype=np.int64),
     )
-    left, missing_stats = borrowed(owned)
+    left, missing_stats, block = borrowed(owned)
     (nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
      sorted_code, contrib, sample_weight, xlogx, out_proxy, out_pos, out_threshold, out_missing,
      node_best) = borrowed((
@@ -1321,7 +1414,7 @@ def best_splits_of_feature(
                     idx, val, codes, start, end_non_missing, contrib, sample_weight,
                     unit_weight, unit_sample_weight, xlogx, total, weight, n_sweep, criterion,
                     min_samples_leaf, min_weight_leaf, n_missing, nan_pass == 1, missing_stats,
-                    missing_weight, left, read_best(node_best, k),
+                    missing_weight, left, read_best(node_best, k), block,
                 )  # fmt: skip
                 if nan_pass == 0:
                     proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold

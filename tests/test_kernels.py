@@ -520,6 +520,11 @@ def test_add_block_to_left_equals_row_by_row(n_classes):
         np.testing.assert_array_equal(counts, left)
 
 
+def _sweep_block():
+    """Scratch for the two-class Gini sweep (``_splitter.two_class_gini_loop``)."""
+    return np.empty(2 * _splitter.SWEEP_BLOCK, dtype=np.int64)
+
+
 @pytest.mark.parametrize("n_classes", [2, 5, 8, 9])
 def test_unit_gini_sweep_on_long_runs_of_ties(n_classes):
     """Segments of a few distinct values: the large-segment sweep moves tied runs in blocks.
@@ -546,10 +551,71 @@ def test_unit_gini_sweep_on_long_runs_of_ties(n_classes):
         got = _splitter.unit_gini_sweep(
             val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
             np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), 0.0,
-            np.zeros(n_classes), _splitter.NO_SPLIT,
+            np.zeros(n_classes), _splitter.NO_SPLIT, _sweep_block(),
         )  # fmt: skip
         expected = _unit_sweep_reference(val, codes, n_classes, min_leaf, min_leaf)
         assert got == expected, trial
+
+
+def _gini_sweep_with_classes(n_classes, segment, limits, known_proxy):
+    """``unit_gini_sweep`` on a two-class segment, padded with empty classes to ``n_classes``."""
+    val, codes, p, counts, start_counts, weight, weight_left = segment
+    min_left, min_right, min_weight = limits
+    extra = np.zeros(n_classes - 2)
+    return _splitter.unit_gini_sweep(
+        val, codes, np.int64(0), np.int64(p), np.int64(len(val)),
+        np.concatenate([counts, extra]).astype(np.float64), weight, weight_left,
+        np.int64(n_classes), np.int64(min_left), np.int64(min_right), min_weight,
+        np.concatenate([start_counts, extra]).astype(np.float64), known_proxy, _sweep_block(),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_class_gini_sweep_equals_the_general_sweep(seed):
+    """Two classes take ``two_class_gini_loop``; with an empty third class, the general loops.
+
+    A class with no rows adds nothing to either side's sum of squares, so both must return
+    the same proxy, position and threshold, bit for bit. The segments run from one row to
+    a few blocks (``SWEEP_BLOCK``) and past ``BRANCHY_SWEEP_MIN_ROWS``, with tied values,
+    the sweep starting after a first group (``p > start``), NaN rows counted on the left,
+    ``min_samples_leaf`` and ``min_weight_leaf`` limits and known proxies.
+    """
+    rng = np.random.default_rng(100 + seed)
+    block = _splitter.SWEEP_BLOCK
+    for trial in range(60):
+        if trial % 6 == 5:
+            n = _splitter.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 2000))
+        else:
+            n = int(rng.choice([1, 2, 3, block - 1, block, block + 1, 2 * block + 7]))
+            n = max(1, n + int(rng.integers(-1, 2)) * int(rng.integers(0, 3)))
+        val = np.sort(rng.integers(0, max(2, n // int(rng.integers(1, 5))), size=n))
+        val = val.astype(np.float32)
+        if trial % 3:
+            codes = rng.integers(0, 2, size=n)
+        else:
+            codes = np.resize(rng.integers(0, 2, size=int(rng.integers(1, 5))), n)
+        codes = codes.astype(np.uint8)
+        missing = rng.integers(0, 4, size=2) * int(rng.integers(0, 2))  # NaN rows, left
+        p = int(rng.integers(0, min(n, 40)))
+        min_leaf = int(rng.choice([1, 1, 3, 20]))
+        min_weight = float(rng.choice([0.0, 0.0, 2.5, 9.0]))
+        n_missing = int(missing.sum())
+        min_left = min_leaf - n_missing
+        weight = float(n + n_missing)
+        weight_left = float(p + n_missing)
+        counts = np.bincount(codes, minlength=2) + missing
+        start_counts = np.bincount(codes[:p], minlength=2) + missing
+
+        segment = (val, codes, p, counts, start_counts, weight, weight_left)
+        limits = (min_left, min_leaf, min_weight)
+
+        expected = _gini_sweep_with_classes(3, segment, limits, _splitter.NO_SPLIT)
+        assert _gini_sweep_with_classes(2, segment, limits, _splitter.NO_SPLIT) == expected
+        best = expected[0]
+        if best > _splitter.NO_SPLIT:
+            for known_proxy in (best, np.nextafter(best, -np.inf), best - 1e-9 * abs(best)):
+                got = _gini_sweep_with_classes(2, segment, limits, known_proxy)
+                assert got == _gini_sweep_with_classes(3, segment, limits, known_proxy)
 
 
 def test_parts_of_batch_cut_the_rows_evenly():
@@ -641,7 +707,7 @@ def _unit_sweep(criterion, val, codes, total, n_classes, min_leaf, min_weight, k
         np.zeros(n_classes), known_proxy,
     )  # fmt: skip
     if criterion == "gini":
-        return _splitter.unit_gini_sweep(*args)
+        return _splitter.unit_gini_sweep(*args, _sweep_block())
     return _splitter.unit_entropy_sweep(*args, _splitter.xlogx_table(n))
 
 

@@ -243,14 +243,14 @@ def skip_long_first_group(
     return b, weight_left + (b - start)
 
 
-# Above this many rows between its first and last scored cut, the Gini sweep tests for a
-# step between values before anything else (a branch); below, it computes the division-free
-# pre-test on every row and branches once on both. Large segments are mostly long runs of
-# tied values (covtype's first levels: a few thousand distinct values in 465k rows), where
-# the step branch is predictable and skips the pre-test's arithmetic; in small and mid-size
-# nodes the values are partly tied, the step test is a coin flip for the branch predictor,
-# and the branch-free loop ran about 10 % faster per node (covtype's levels 8 and deeper),
-# while on its first levels it was 1.4x slower.
+# Above this many rows between its first and last scored cut, and on values mostly tied
+# (:func:`mostly_distinct`), the Gini sweep on more than two classes tests for a step
+# between values before anything else (a branch) and moves runs of tied rows to the left in
+# blocks (``TIED_BLOCK``). Such segments are covtype's first levels (a few thousand distinct
+# values in 465k rows): the step branch is predictable there and skips the pre-test's
+# arithmetic, and the block sweep (:func:`gini_cuts_in_blocks`), which evaluates the
+# pre-test at every row, was slower on them (covtype, one thread: fit 0.96x with it there,
+# 0.90x without). Every other segment takes the block sweep.
 BRANCHY_SWEEP_MIN_ROWS = 4096
 
 
@@ -367,68 +367,87 @@ def scored_cut_range(start, p, end, min_left, min_right, min_weight_leaf, weight
     return lo, stop
 
 
-# The two-class Gini sweep (:func:`two_class_gini_loop`) works through its cuts in blocks of
-# this many rows; its scratch (``block``) holds two int64 arrays of this length.
+# The block sweep (:func:`gini_cuts_in_blocks`) works through its cuts this many rows at a
+# time; its scratch (``block``) is a (4, SWEEP_BLOCK) float64 array.
 SWEEP_BLOCK = 256
 
 
 @inline_kernel
-def two_class_gini_loop(
-    val, codes, lo, stop, end, count_1, total_0, total_1, weight, weight_p, bound, block
+def gini_cuts_in_blocks(
+    val, codes, lo, stop, end, counts, total, n_sweep, sq_left, sq_right, weight, weight_p,
+    bound, block,
 ):  # fmt: skip
-    """Score the cuts ``[lo, stop)`` of :func:`unit_gini_sweep` for two classes.
+    """Score the cuts ``[lo, stop)`` of :func:`unit_gini_sweep`, ``SWEEP_BLOCK`` rows at a time.
 
-    ``count_1`` is the left count of class 1 at ``lo``, ``total_0`` and ``total_1`` the
-    node's class counts; the left row count at cut ``r`` is ``weight_p + r``. ``block`` is
-    scratch of ``2 * SWEEP_BLOCK`` int64. Returns ``proxy, pos, threshold`` as the sweep does.
+    ``counts``, ``sq_left`` and ``sq_right`` are the left class counts (int64) and both
+    sides' sums of squared counts at ``lo``, ``total`` the node's class counts; the left row
+    count at cut ``r`` is ``weight_p + r``. ``block`` is a (4, ``SWEEP_BLOCK``) float64
+    scratch. Returns ``proxy, pos, threshold`` as the sweep does, and leaves ``counts``
+    undefined.
 
     Notes
     -----
-    With two classes the left count of class 0 is the left row count less that of class 1,
-    so one running count gives both sides' sums of squares at every cut: the same integers
-    :func:`add_row_to_left` accumulates, so the same proxies and splits.
+    The row-by-row sweep ran about 35 instructions per row, most of them the pre-test, at
+    close to the core's peak rate: it was bound by their number, not by a chain. So each
+    block goes in three passes:
 
-    The row-by-row sweep ran about 35 instructions per row, mostly the pre-test, at close to
-    the core's peak rate: it was bound by their number, not by a chain. So each block of
-    rows goes in three passes. The first writes the running class-1 count at every cut (the
-    one chain, an integer add per row). The second evaluates the step test and the
-    division-free pre-test at every cut, without a branch and with no dependence between
-    rows, so LLVM vectorises it; it records which cuts pass. The third, run only when some
-    cut passed, scores those cuts in order with :func:`score_gini_cut`, which raises the bound
-    as it goes and tests each cut again against it: the second pass used a lower bound and
-    so let through every cut the row-by-row sweep scores, and the third keeps the same ones.
-    Counts below 2**26 are exact in float64, and so are their squares and the sums of two.
+    1. both sides' sums of squares at every cut. With two classes the left count of
+       class 0 is the left row count less that of class 1, so one running count (an integer
+       add per row) gives both sums, computed in a second, vectorised loop. With more
+       classes :func:`add_row_to_left` moves row after row, as the row-by-row sweep did.
+    2. The step test and the division-free pre-test of every cut, without a branch and
+       with no dependence between rows, so LLVM vectorises the loop; it records which cuts
+       pass.
+    3. Run only when some cut passed: those cuts in order, with :func:`score_gini_cut`,
+       which raises the bound as it goes and tests each cut again against it. Pass 2 used
+       a lower bound, so it let through every cut the row-by-row sweep would score, and
+       pass 3 scores the same ones.
+
+    The sums are integers below 2**53 (counts below 2**26), exact in float64: the same
+    numbers :func:`add_row_to_left` accumulates, so the same proxies and splits. Binary
+    1M x 20, one thread, full depth: fit 0.75-0.79x; covtype 0.90x; 10 classes 0.92x.
     """
     best_proxy = NO_SPLIT
     best_pos = end
     threshold = 0.0
-    counts_1 = block[:SWEEP_BLOCK]
-    passed = block[SWEEP_BLOCK:]
-    rows_p = np.int64(weight_p)  # left rows at cut r: rows_p + r (weight_p is an integer)
-    total_0_f = np.float64(total_0)
-    total_1_f = np.float64(total_1)
-    # u indexes, r counts (see "Unsigned positions" in _jit).
+    counts_1 = block[0].view(np.int64)  # two classes: left count of class 1 at each cut
+    sq_lefts = block[1]
+    sq_rights = block[2]
+    passed = block[3].view(np.int64)
+    total_0 = np.float64(total[0])
+    total_1 = np.float64(total[1])
+    count_1 = counts[1]
+    # u indexes, i counts within the block (see "Unsigned positions" in _jit).
     first = np.uint64(lo)
     u_stop = np.uint64(stop)
     while first < u_stop:
         n = min(u_stop - first, np.uint64(SWEEP_BLOCK))
-        for i in range(n):
-            counts_1[i] = count_1
-            count_1 += np.int64(codes[first + i])
+        if n_sweep == 2:
+            for i in range(n):
+                counts_1[i] = count_1
+                count_1 += np.int64(codes[first + i])
+            for i in range(n):
+                left_1 = np.float64(counts_1[i])
+                left_0 = weight_p + np.float64(np.int64(first + i)) - left_1
+                right_0 = total_0 - left_0
+                right_1 = total_1 - left_1
+                sq_lefts[i] = left_0 * left_0 + left_1 * left_1
+                sq_rights[i] = right_0 * right_0 + right_1 * right_1
+        else:
+            for i in range(n):
+                sq_lefts[i] = np.float64(sq_left)
+                sq_rights[i] = np.float64(sq_right)
+                sq_left, sq_right = add_row_to_left(
+                    codes[first + i], counts, total, sq_left, sq_right
+                )
         any_passed = np.int64(0)
         for i in range(n):
             u = first + i
             weight_left = weight_p + np.float64(np.int64(u))
             weight_right = weight - weight_left
-            left_1 = np.float64(counts_1[i])
-            left_0 = weight_left - left_1
-            right_0 = total_0_f - left_0
-            right_1 = total_1_f - left_1
-            sq_left = left_0 * left_0 + left_1 * left_1
-            sq_right = right_0 * right_0 + right_1 * right_1
-            # passes_gini_bound's expression, on the same (exact) numbers.
+            # passes_gini_bound's expression; & on bools does not short-circuit.
             cut_passes = (val[u] > val[u - np.uint64(1)] + FEATURE_THRESHOLD) & (
-                sq_left * weight_right + sq_right * weight_left
+                sq_lefts[i] * weight_right + sq_rights[i] * weight_left
                 > bound * (weight_left * weight_right)
             )
             passed[i] = np.int64(cut_passes)
@@ -437,15 +456,9 @@ def two_class_gini_loop(
             for i in range(n):
                 if passed[i] != 0:
                     u = first + i
-                    r = np.int64(u)
-                    left_1 = counts_1[i]
-                    left_0 = rows_p + r - left_1
-                    right_0 = total_0 - left_0
-                    right_1 = total_1 - left_1
                     best_proxy, best_pos, threshold, bound = score_gini_cut(
-                        r, val[u - np.uint64(1)], val[u], left_0 * left_0 + left_1 * left_1,
-                        right_0 * right_0 + right_1 * right_1, weight, weight_p, bound,
-                        best_proxy, best_pos, threshold,
+                        np.int64(u), val[u - np.uint64(1)], val[u], sq_lefts[i], sq_rights[i],
+                        weight, weight_p, bound, best_proxy, best_pos, threshold,
                     )  # fmt: skip
         first += n
     return best_proxy, best_pos, threshold
@@ -487,10 +500,10 @@ def unit_gini_sweep(
     same expression as the general sweep, so the same proxies. The general sweep skips the
     cuts inside runs of one class; that test depends on the labels and mispredicted about
     half of the time on mixed nodes, which cost more than the proxies it saved (two
-    divisions, pipelined). For the same reason small segments are swept without a branch on
-    the step between values (``BRANCHY_SWEEP_MIN_ROWS``). The feasible cuts are one range
-    of positions, found before the loop, so the loop tests neither the children's sizes nor
-    their weights.
+    divisions, pipelined). The cuts are scored block by block (:func:`gini_cuts_in_blocks`),
+    except on long segments of mostly tied values (``BRANCHY_SWEEP_MIN_ROWS``). The feasible
+    cuts are one range of positions, found before the loop, so the loop tests neither the
+    children's sizes nor their weights.
     """
     best_proxy = NO_SPLIT
     best_pos = end
@@ -517,54 +530,38 @@ def unit_gini_sweep(
     bound = -np.inf
     if known_proxy > NO_SPLIT:
         bound = known_proxy + weight - weight * GINI_BOUND_MARGIN
-    if n_sweep == 2:
-        return two_class_gini_loop(
-            val, codes, lo, stop, end, counts[1], np.int64(total[0]), np.int64(total[1]),
-            weight, weight_p, bound, block,
+    if n_sweep == 2 or stop - lo <= BRANCHY_SWEEP_MIN_ROWS or mostly_distinct(val, lo, stop):
+        return gini_cuts_in_blocks(
+            val, codes, lo, stop, end, counts, total, n_sweep, sq_left, sq_right, weight,
+            weight_p, bound, block,
         )  # fmt: skip
-    if stop - lo > BRANCHY_SWEEP_MIN_ROWS:
-        # u indexes, r counts (see "Unsigned positions" in _jit).
-        u = np.uint64(lo)
-        u_stop = np.uint64(stop)
-        blocks = n_sweep <= TIED_BLOCK_MAX_CLASSES
-        next_block = u  # no block is tried before this position
-        while u < u_stop:
-            if val[u] > val[u - np.uint64(1)] + FEATURE_THRESHOLD:
-                best_proxy, best_pos, threshold, bound = score_gini_cut(
-                    np.int64(u), val[u - np.uint64(1)], val[u], sq_left, sq_right, weight,
-                    weight_p, bound, best_proxy, best_pos, threshold,
-                )  # fmt: skip
-            elif blocks and u >= next_block:
-                # Row u ties with u - 1. If the block's last value is within the tie test
-                # of val[u], so is every step inside it (float32 rounding is monotone): no
-                # cut to score before the block's end. Else wait a block before trying.
-                block_end = u + np.uint64(TIED_BLOCK)
-                if block_end <= u_stop and (
-                    val[block_end - np.uint64(1)] <= val[u] + FEATURE_THRESHOLD
-                ):
-                    sq_left, sq_right = add_block_to_left(
-                        codes, u, block_end, counts, total, n_sweep, sq_left, sq_right
-                    )
-                    u = block_end
-                    continue
-                next_block = block_end
-            sq_left, sq_right = add_row_to_left(codes[u], counts, total, sq_left, sq_right)
-            u += np.uint64(1)
-        return best_proxy, best_pos, threshold
-    below = val[lo - 1]  # lo > start
-    for u in range(np.uint64(lo), np.uint64(stop)):
-        above = val[u]
-        # The pre-test is evaluated on every row and combined with the step test without a
-        # branch (& on bools does not short-circuit); see BRANCHY_SWEEP_MIN_ROWS.
-        if (above > below + FEATURE_THRESHOLD) & passes_gini_bound(
-            np.int64(u), sq_left, sq_right, weight, weight_p, bound
-        ):
+    # Long runs of ties (BRANCHY_SWEEP_MIN_ROWS). u indexes, r counts ("Unsigned positions").
+    u = np.uint64(lo)
+    u_stop = np.uint64(stop)
+    blocks = n_sweep <= TIED_BLOCK_MAX_CLASSES
+    next_block = u  # no block is tried before this position
+    while u < u_stop:
+        if val[u] > val[u - np.uint64(1)] + FEATURE_THRESHOLD:
             best_proxy, best_pos, threshold, bound = score_gini_cut(
-                np.int64(u), below, above, sq_left, sq_right, weight, weight_p, bound,
-                best_proxy, best_pos, threshold,
+                np.int64(u), val[u - np.uint64(1)], val[u], sq_left, sq_right, weight,
+                weight_p, bound, best_proxy, best_pos, threshold,
             )  # fmt: skip
-        below = above
+        elif blocks and u >= next_block:
+            # Row u ties with u - 1. If the block's last value is within the tie test
+            # of val[u], so is every step inside it (float32 rounding is monotone): no
+            # cut to score before the block's end. Else wait a block before trying.
+            block_end = u + np.uint64(TIED_BLOCK)
+            if block_end <= u_stop and (
+                val[block_end - np.uint64(1)] <= val[u] + FEATURE_THRESHOLD
+            ):
+                sq_left, sq_right = add_block_to_left(
+                    codes, u, block_end, counts, total, n_sweep, sq_left, sq_right
+                )
+                u = block_end
+                continue
+            next_block = block_end
         sq_left, sq_right = add_row_to_left(codes[u], counts, total, sq_left, sq_right)
+        u += np.uint64(1)
     return best_proxy, best_pos, threshold
 
 
@@ -1012,8 +1009,8 @@ def best_split_in_segment(
         entropy sweeps (:func:`unit_entropy_sweep`, :func:`weighted_entropy_sweep`) skip
         the cuts that cannot reach it (so a losing feature may report a lesser cut or none);
         the other sweeps ignore it. Gain ratio, which needs every feature's own best, never uses it.
-    block : ndarray of int64
-        Scratch of ``2 * SWEEP_BLOCK`` entries (:func:`two_class_gini_loop`).
+    block : ndarray of float64
+        Scratch of shape ``(4, SWEEP_BLOCK)`` for :func:`gini_cuts_in_blocks`.
 
     Returns
     -------
@@ -1369,7 +1366,7 @@ def best_splits_of_feature(
     owned = (
         np.empty(5 * n_sweep, dtype=np.float64),  # 5 x: weighted_entropy_sweep's caches
         np.empty(n_sweep, dtype=np.float64),
-        np.empty(2 * SWEEP_BLOCK, dtype=np.int64),
+        np.empty((4, SWEEP_BLOCK), dtype=np.float64),
     )
     left, missing_stats, block = borrowed(owned)
     (nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,

@@ -521,8 +521,8 @@ def test_add_block_to_left_equals_row_by_row(n_classes):
 
 
 def _sweep_block():
-    """Scratch for the two-class Gini sweep (``_splitter.two_class_gini_loop``)."""
-    return np.empty(2 * _splitter.SWEEP_BLOCK, dtype=np.int64)
+    """Scratch for the Gini sweep in blocks (``_splitter.gini_cuts_in_blocks``)."""
+    return np.empty((4, _splitter.SWEEP_BLOCK), dtype=np.float64)
 
 
 @pytest.mark.parametrize("n_classes", [2, 5, 8, 9])
@@ -572,12 +572,14 @@ def _gini_sweep_with_classes(n_classes, segment, limits, known_proxy):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_two_class_gini_sweep_equals_the_general_sweep(seed):
-    """Two classes take ``two_class_gini_loop``; with an empty third class, the general loops.
+    """Two classes give the same cut as the same rows with an empty third class.
 
-    A class with no rows adds nothing to either side's sum of squares, so both must return
-    the same proxy, position and threshold, bit for bit. The segments run from one row to
-    a few blocks (``SWEEP_BLOCK``) and past ``BRANCHY_SWEEP_MIN_ROWS``, with tied values,
-    the sweep starting after a first group (``p > start``), NaN rows counted on the left,
+    ``gini_cuts_in_blocks`` computes the sums of squares of two classes from one running
+    count, of more classes row by row (and segments past ``BRANCHY_SWEEP_MIN_ROWS`` of tied
+    values take the row-by-row loop). A class with no rows adds nothing to either sum, so
+    both must return the same proxy, position and threshold, bit for bit. The segments run
+    from one row to a few blocks (``SWEEP_BLOCK``) and past ``BRANCHY_SWEEP_MIN_ROWS``, with
+    tied values, the sweep starting after a first group (``p > start``), NaN rows on the left,
     ``min_samples_leaf`` and ``min_weight_leaf`` limits and known proxies.
     """
     rng = np.random.default_rng(100 + seed)
@@ -616,6 +618,31 @@ def test_two_class_gini_sweep_equals_the_general_sweep(seed):
             for known_proxy in (best, np.nextafter(best, -np.inf), best - 1e-9 * abs(best)):
                 got = _gini_sweep_with_classes(2, segment, limits, known_proxy)
                 assert got == _gini_sweep_with_classes(3, segment, limits, known_proxy)
+
+
+@pytest.mark.parametrize("n_classes", [3, 7, 10])
+def test_gini_sweep_in_blocks_on_long_distinct_segments(n_classes):
+    """Long segments of mostly distinct values take the block sweep with any class count.
+
+    Past ``BRANCHY_SWEEP_MIN_ROWS`` rows, only mostly tied values take the row-by-row loop;
+    these (a few ties, and a sorted-label trial with long pure runs) must be swept in blocks
+    of ``SWEEP_BLOCK`` rows and give the reference's proxy, position and threshold, also
+    from a known proxy equal to the best.
+    """
+    rng = np.random.default_rng(n_classes)
+    for trial in range(3):
+        n = _splitter.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 700))
+        val = np.sort(rng.normal(size=n)).astype(np.float32)
+        val[rng.random(n) < 0.05] = np.float32(0.25)  # a few ties
+        val.sort()
+        codes = rng.integers(0, n_classes, size=n).astype(np.uint8)
+        if trial == 2:
+            codes = np.sort(codes)
+        total = np.bincount(codes, minlength=n_classes).astype(np.float64)
+        expected = _unit_sweep_reference(val, codes, n_classes, 1, 1)
+        for known_proxy in (_splitter.NO_SPLIT, expected[0]):
+            got = _unit_sweep("gini", val, codes, total, n_classes, 1, 0.0, known_proxy)
+            assert got == expected, (trial, known_proxy)
 
 
 def test_parts_of_batch_cut_the_rows_evenly():

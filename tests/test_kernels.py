@@ -522,7 +522,7 @@ def test_add_block_to_left_equals_row_by_row(n_classes):
 
 def _sweep_block():
     """Scratch for the Gini sweep in blocks (``_splitter.gini_cuts_in_blocks``)."""
-    return np.empty((4, _splitter.SWEEP_BLOCK), dtype=np.float64)
+    return np.empty((4, _splitter.SWEEP_BLOCK), dtype=np.int64)
 
 
 @pytest.mark.parametrize("n_classes", [2, 5, 8, 9])

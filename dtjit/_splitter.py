@@ -468,12 +468,9 @@ def gini_cuts_in_blocks(
         any_passed = np.int64(0)
         for i in range(n):
             u = first + i
-            weight_left = weight_p + np.float64(np.int64(u))
-            weight_right = weight - weight_left
-            # passes_gini_bound's expression; & on bools does not short-circuit.
-            cut_passes = (val[u] > val[u - np.uint64(1)] + FEATURE_THRESHOLD) & (
-                np.float64(sq_lefts[i]) * weight_right + np.float64(sq_rights[i]) * weight_left
-                > bound * (weight_left * weight_right)
+            # & on bools does not short-circuit: no branch.
+            cut_passes = (val[u] > val[u - np.uint64(1)] + FEATURE_THRESHOLD) & passes_gini_bound(
+                np.int64(u), sq_lefts[i], sq_rights[i], weight, weight_p, bound
             )
             passed[i] = np.int64(cut_passes)
             any_passed |= np.int64(cut_passes)

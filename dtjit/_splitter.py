@@ -425,15 +425,17 @@ def gini_cuts_in_blocks(
     sq_lefts = block[1]
     sq_rights = block[2]
     passed = block[3]
+    # Read only with two classes: with one, total and counts have no second entry.
+    two_classes = n_sweep == 2
     total_0_f = total[0]
-    total_1_f = total[1]
-    count_1 = counts[1]
+    total_1_f = total[1] if two_classes else 0.0
+    count_1 = counts[1] if two_classes else np.int64(0)
     # u indexes, i counts within the block (see "Unsigned positions" in _jit).
     first = np.uint64(lo)
     u_stop = np.uint64(stop)
     while first < u_stop:
         n = min(u_stop - first, np.uint64(SWEEP_BLOCK))
-        if n_sweep == 2:
+        if two_classes:
             for i in range(n):
                 counts_1[i] = count_1
                 count_1 += np.int64(codes[first + i])

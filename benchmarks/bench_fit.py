@@ -43,7 +43,10 @@ the cases above is reused. It reports t(n) and the exponent b of a least-squares
 t ~ n^b.
 
 Results: ``benchmarks/results/fit.json`` and ``fit.md``, written atomically at the end;
-finished configurations are kept in ``fit.partial.json`` while the run is going.
+finished configurations are kept in ``fit.partial.json`` while the run is going. A run that
+leaves something out (``--datasets``, ``--no-*``, ``--quick``) or changes the sizes writes
+``fit-partial-<date>-<time>.*`` instead, so it never replaces the full table; ``--output
+NAME`` names the files.
 
 Usage::
 
@@ -226,9 +229,37 @@ def contender_from_key(key: str, criterion: str) -> Contender:
     return Contender(engine, int(n_jobs) if n_jobs else None, criterion)
 
 
-def result_paths(criterion: str) -> tuple[Path, Path, Path]:
-    """JSON, markdown and partial-JSON paths of a run (Gini keeps the historical names)."""
-    stem = "fit" if criterion == "gini" else f"fit-{criterion}"
+def is_full_run(args: argparse.Namespace) -> bool:
+    """Whether the run measures everything the published table shows, at its sizes."""
+    return not (
+        args.quick
+        or args.no_scaling
+        or args.no_memory
+        or args.no_lightgbm
+        or set(args.datasets) != set(DATASETS)
+        or args.rows != DEFAULT_ROWS
+        or args.covtype_rows is not None
+    )
+
+
+def result_stem(args: argparse.Namespace, now: time.struct_time) -> str:
+    """File name, without suffix, of a run's results in ``RESULTS_DIR``.
+
+    ``--output`` if given. Else a full run writes the published table, ``fit`` (Gini, the
+    historical name) or ``fit-<criterion>``; a run that leaves something out or changes the
+    sizes writes ``fit[-<criterion>]-partial-<date>-<time>``, so it never replaces the
+    published table by accident.
+    """
+    if args.output is not None:
+        return args.output
+    stem = "fit" if args.criterion == "gini" else f"fit-{args.criterion}"
+    if is_full_run(args):
+        return stem
+    return f"{stem}-partial-{time.strftime('%Y-%m-%d-%H%M', now)}"
+
+
+def result_paths(stem: str) -> tuple[Path, Path, Path]:
+    """JSON, markdown and partial-JSON paths of the results named ``stem``."""
     return (RESULTS_DIR / f"{stem}.json", RESULTS_DIR / f"{stem}.md",
             RESULTS_DIR / f"{stem}.partial.json")  # fmt: skip
 
@@ -797,6 +828,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="gini",
         help="dtjit's and scikit-learn's criterion (default gini; entropy writes fit-entropy.*)",
     )
+    add(
+        "--output",
+        metavar="NAME",
+        help="write benchmarks/results/NAME.json and NAME.md (default: fit.* for a full "
+        "Gini run, fit-<criterion>.* for another criterion, and for a run that leaves "
+        "something out or changes sizes fit[-<criterion>]-partial-<date>-<time>.*)",
+    )
     add("--_memory-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)  # fmt: skip
     quick = args.quick
@@ -814,6 +852,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--rows, --covtype-rows and --scaling-rows must be at least {MIN_ROWS}")
     if 0 in args.n_jobs + args.scaling_n_jobs:
         parser.error("n_jobs 0 has no meaning; use a positive int or -1")
+    if args.output is not None and (
+        not args.output or Path(args.output).name != args.output or args.output.startswith(".")
+    ):
+        parser.error(f"--output takes a file name without a directory, not {args.output!r}")
     return args
 
 
@@ -834,7 +876,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         log("LightGBM: " + ("installed" if has_lightgbm else "not installed, skipped"))
     field = contenders(args.n_jobs, hist_problem is None, has_lightgbm, args.criterion)
-    json_path, md_path, partial_path = result_paths(args.criterion)
+    json_path, md_path, partial_path = result_paths(result_stem(args, time.localtime()))
+    log(f"results: {json_path} and {md_path.name}")
     skipped = {}
     if "covtype" in args.datasets and not COVTYPE_PATH.is_file():
         skipped["covtype"] = (

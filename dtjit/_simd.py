@@ -1,18 +1,19 @@
-"""The stable partition's vector block: 16 rows at a time with AVX-512 compress stores.
+"""The stable partition's vector block: 16 rows at a time with AVX-512 compress.
 
 The partition (``_splitter.partition_feature``) moves each row of a segment to the left or
 the right part of a scratch buffer, in order. Row by row that is a load of the row's side
 bit, a select between two cursors and three scattered stores, about 2.5 ns per row: a third
 of a Covertype fit. AVX-512 does it for 16 rows in a few instructions: load 16 ids, values
 and class codes; gather 16 side bits; store the rows that go left contiguously at the left
-cursor and the others at the right cursor (``vpcompress``, which keeps their order, so the
-partition stays stable and its result is the same, bit for bit). Numba has no such
+cursor and the others at the right cursor (``vpcompress`` packs them into a register in
+their order, then a plain store writes it, so the partition stays stable and its result is
+the same, bit for bit). Numba has no such
 operation and LLVM does not vectorise the row loop into one, so :func:`partition_block`
-writes the LLVM intrinsics itself (``llvm.masked.gather``, ``llvm.masked.compressstore``,
-``llvm.ctpop``).
+writes the LLVM intrinsics itself (``llvm.masked.gather``,
+``llvm.experimental.vector.compress``, ``llvm.ctpop``).
 
 :data:`USE_COMPRESS` says whether the kernels take that path: only on a CPU with
-AVX-512F and VBMI2 (compress stores of 8- and 16-bit class codes), only when numba compiles
+AVX-512F and VBMI2 (compress of 8- and 16-bit class codes), only when numba compiles
 for this host's CPU (``NUMBA_CPU_NAME`` unset: a portable cache for another CPU keeps the
 row loop), and not under ``NUMBA_BOUNDSCHECK`` (the intrinsic's loads and stores are not
 checked; the bounds-checked lane tests the row loop's index arithmetic instead) or
@@ -26,8 +27,10 @@ bounds-checked test lane does.
 
 Bounds, which the caller guarantees: 16 ids, values and codes from position ``p``; the
 side-bit array (``_splitter.new_side_flags``) has :data:`SIDE_FLAG_PADDING` bytes after the
-last sample's byte, because each lane's gather reads 4 bytes from its id's byte; the stores
-write exactly the rows that go to each side, so they end where the row loop's would.
+last sample's byte, because each lane's gather reads 4 bytes from its id's byte; the output
+arrays have :data:`STORE_SLACK` free positions after each side's part, because each block
+writes 16 lanes at both cursors, of which only the rows that go to that side are kept (the
+next block's store overwrites the rest).
 """
 
 from __future__ import annotations
@@ -40,16 +43,20 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 BLOCK = 16  # rows per block: 16 x 32-bit lanes fill one 512-bit register
+# Each block writes all BLOCK lanes at both cursors, so up to BLOCK - 1 positions after the
+# rows a side keeps get garbage: the caller leaves this many free positions after the left
+# part (before the right part starts) and after the right part.
+STORE_SLACK = BLOCK
 SIDE_FLAG_PADDING = 4  # bytes after the side bits: a lane's gather reads 4 from its id's byte
 _REQUIRED_FEATURES = ("avx512f", "avx512vbmi2")
-# LLVM 17 on has only opaque pointers, whose mangling ("v16p0") the gather's name uses; older
-# numba releases (numba >= 0.59 is allowed) ship LLVM 14, which names it for typed pointers.
-# Measured with LLVM 22 (llvmlite 0.50, numba 0.68.1).
-_MIN_LLVM = (17,)
+# LLVM 17 on has only opaque pointers, whose mangling ("v16p0") the gather's name uses, and
+# ``llvm.experimental.vector.compress`` came with LLVM 19; older numba releases (numba >= 0.59
+# is allowed) ship LLVM 14. Measured with LLVM 22 (llvmlite 0.50, numba 0.68.1).
+_MIN_LLVM = (19,)
 
 
 def _host_has_compress() -> bool:
-    """Whether numba compiles for this host and the host has the compress stores we use."""
+    """Whether numba compiles for this host and the host has the compress we use."""
     if numba.config.CPU_NAME is not None or numba.config.BOUNDSCHECK or numba.config.DISABLE_JIT:
         return False  # another target CPU, the bounds-checked lane, or plain Python
     if llvm_binding.llvm_version_info < _MIN_LLVM:
@@ -92,15 +99,22 @@ def _load_block(builder: ir.IRBuilder, data: ir.Value, p: ir.Value, element: ir.
     return builder.load(address, align=1)
 
 
-def _compress_store(builder: ir.IRBuilder, lanes: ir.Value, data: ir.Value, at: ir.Value,
-                    mask: ir.Value) -> None:  # fmt: skip
-    """Store the lanes whose ``mask`` is set, in lane order, from position ``at`` on."""
-    element = lanes.type.element
-    target = builder.gep(data, [at])
-    signature = ir.FunctionType(ir.VoidType(), [lanes.type, target.type, mask.type])
-    name = f"llvm.masked.compressstore.{_suffix(element)}"
-    store = cgutils.get_or_insert_function(builder.module, signature, name)
-    builder.call(store, [lanes, target, mask])
+def _compress_into(builder: ir.IRBuilder, lanes: ir.Value, data: ir.Value, at: ir.Value,
+                   mask: ir.Value) -> None:  # fmt: skip
+    """Write the lanes whose ``mask`` is set, in lane order, from position ``at`` on.
+
+    The lanes are packed in a register (``llvm.experimental.vector.compress``, a
+    ``vpcompress`` with a register destination), then all ``BLOCK`` of them are stored: the
+    positions after the packed lanes get garbage (see ``STORE_SLACK``). The memory form of
+    ``vpcompress`` (``llvm.masked.compressstore``), which writes only the packed lanes, is
+    microcoded on AMD Zen 4: with it a Covertype fit took 2.1x the time of the row loop.
+    """
+    name = f"llvm.experimental.vector.compress.{_suffix(lanes.type.element)}"
+    signature = ir.FunctionType(lanes.type, [lanes.type, mask.type, lanes.type])
+    compress = cgutils.get_or_insert_function(builder.module, signature, name)
+    packed = builder.call(compress, [lanes, mask, ir.Constant(lanes.type, ir.Undefined)])
+    address = builder.bitcast(builder.gep(data, [at]), lanes.type.as_pointer())
+    builder.store(packed, address, align=1)
 
 
 def _side_bits(builder: ir.IRBuilder, flags: ir.Value, ids: ir.Value) -> ir.Value:
@@ -158,8 +172,8 @@ def partition_block(typingctx, idx, val, codes, p, flags, flip, out_idx, out_val
         left = builder.trunc(bits, _vector(_I1))
         right = builder.xor(left, ir.Constant(_vector(_I1), [1] * BLOCK))
         for lanes, k in ((ids, 6), (values, 7), (row_codes, 8)):
-            _compress_store(builder, lanes, data(k), to_left_, left)
-            _compress_store(builder, lanes, data(k), to_right_, right)
+            _compress_into(builder, lanes, data(k), to_left_, left)
+            _compress_into(builder, lanes, data(k), to_right_, right)
         mask = builder.bitcast(left, ir.IntType(BLOCK))
         popcount = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(mask.type, [mask.type]), f"llvm.ctpop.i{BLOCK}"

@@ -45,7 +45,7 @@ from ._jit import (
     parallel_kernel,
 )
 from ._shared_best import offer_best, read_best
-from ._simd import BLOCK, SIDE_FLAG_PADDING, USE_COMPRESS, partition_block
+from ._simd import BLOCK, SIDE_FLAG_PADDING, STORE_SLACK, USE_COMPRESS, partition_block
 from ._work_queue import claim_item, new_work_queue
 
 NO_SPLIT = -np.inf
@@ -1576,16 +1576,17 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     Notes
     -----
     Each sample is written once, to its place in the scratch buffers: the left cursor starts
-    at 0, the right one at ``left_size[k]``. The segment is then copied back whole, one
-    array at a time, reading and writing in order. Stability keeps each child's segment
-    sorted. The split feature itself is already partitioned: its left child is the first
+    at 0, the right one at ``left_size[k] + STORE_SLACK`` (the vector blocks write past the
+    rows they keep, see ``_simd``; the scratch has ``PARTITION_SCRATCH_SLACK`` positions more
+    than the largest segment). Both parts are then copied back, one array at a time, reading
+    and writing in order. Stability keeps each child's segment sorted. The split feature itself is already partitioned: its left child is the first
     ``pos - start`` positions by construction. (Compacting the left samples in place and
     parking the right ones in the scratch, as before, wrote every sample twice, to both
     places, then the right ones a third time. One write per sample took 0.73-0.88x the time
     in isolation, 581k rows in segments of 50 to 20,000, and Covertype's partition about
     0.82x in a profile of its fit.) Where ``_simd.USE_COMPRESS`` holds (AVX-512), the whole
-    blocks of 16 rows go through ``_simd.partition_block`` (compress stores, the same
-    writes) and only the tail row by row: the loop 0.41-0.58x the time.
+    blocks of 16 rows go through ``_simd.partition_block`` (compress, the same result) and
+    only the tail row by row: the loop 0.41-0.58x the time (Intel, with compress stores).
 
     A feature that is constant in a node (no NaN, ``max <= min + FEATURE_THRESHOLD``: the
     searches' own test) is constant in every descendant, and no search reads more of such a
@@ -1626,10 +1627,11 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             partition_rows(idx, start, end, goes_left, flip_k, n_left, row_bits, scratch_bits)
         # Unsigned positions and cursors (see "Unsigned positions" in _jit).
         to_left = np.uint64(0)
-        to_right = n_left
+        right_part = n_left + np.uint64(STORE_SLACK)
+        to_right = right_part
         first = np.uint64(start)
         if USE_COMPRESS:
-            # 16 rows at a time with compress stores (``_simd``), the same order and result.
+            # 16 rows at a time with compress (``_simd``), the same order and result.
             while first + np.uint64(BLOCK) <= np.uint64(end):
                 n_block_left = partition_block(
                     idx, val, codes, first, goes_left, flip_k, scratch_idx, scratch_val,
@@ -1649,14 +1651,31 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             scratch_code[w] = codes[p]
             to_left += go
             to_right += np.uint64(1) - go
-        # Written out here, one loop per array: each is a plain sequential copy.
-        offset = np.uint64(start)
-        for q in range(np.uint64(end - start)):
-            idx[offset + q] = scratch_idx[q]
-        for q in range(np.uint64(end - start)):
-            val[offset + q] = scratch_val[q]
-        for q in range(np.uint64(end - start)):
-            codes[offset + q] = scratch_code[q]
+        # One array at a time: each copy is a plain sequential one.
+        n_right = np.uint64(end - start) - n_left
+        copy_parts_back(idx, start, scratch_idx, n_left, right_part, n_right)
+        copy_parts_back(val, start, scratch_val, n_left, right_part, n_right)
+        copy_parts_back(codes, start, scratch_code, n_left, right_part, n_right)
+
+
+# Positions the partition's scratch buffers hold beyond the largest segment: the free
+# positions after each part (``STORE_SLACK``).
+PARTITION_SCRATCH_SLACK = 2 * STORE_SLACK
+
+
+@inline_kernel
+def copy_parts_back(out, start, scratch, n_left, right_part, n_right):
+    """Copy the partition's two parts from ``scratch`` to ``out[start:]``, left then right.
+
+    The left part is ``scratch[:n_left]``, the right one ``n_right`` positions from
+    ``right_part``. Positions are uint64 (``start`` an int64).
+    """
+    offset = np.uint64(start)
+    for q in range(n_left):
+        out[offset + q] = scratch[q]
+    offset += n_left
+    for q in range(n_right):
+        out[offset + q] = scratch[right_part + q]
 
 
 @inline_kernel
@@ -1752,9 +1771,9 @@ def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip
         sorted_val, sorted_code, upkeep, row_bits))  # fmt: skip
     # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
     owned = (
-        np.empty(max_segment, dtype=np.int32),
-        np.empty(max_segment, dtype=np.float32),
-        np.empty(max_segment, dtype=sorted_code.dtype),
+        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.int32),
+        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.float32),
+        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=sorted_code.dtype),
         np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype),
     )
     scratch_idx, scratch_val, scratch_code, scratch_bits = borrowed(owned)
@@ -1782,9 +1801,9 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, fl
     n_parts = cuts.shape[0] - 1
     queue = new_work_queue()
     for _chunk in prange(n_chunks):
-        scratch_idx = np.empty(max_segment, dtype=np.int32)
-        scratch_val = np.empty(max_segment, dtype=np.float32)
-        scratch_code = np.empty(max_segment, dtype=sorted_code.dtype)
+        scratch_idx = np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.int32)
+        scratch_val = np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.float32)
+        scratch_code = np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=sorted_code.dtype)
         scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype)
         item = claim_item(queue)
         while item < n_features * n_parts:

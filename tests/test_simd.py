@@ -1,6 +1,6 @@
 """The vector partition block (``dtjit._simd``) and the partition that uses it, against numpy.
 
-``partition_block`` is checked on any CPU (with LLVM 17 or later): where AVX-512 is missing
+``partition_block`` is checked on any CPU (with LLVM 19 or later): where AVX-512 is missing
 LLVM expands its intrinsics lane by lane, so the result must be the same.
 ``partition_serial`` takes the vector path only where ``_simd.USE_COMPRESS`` holds (its test
 prints which it ran).
@@ -15,18 +15,21 @@ from llvmlite import binding as llvm_binding
 
 from dtjit import _simd, _splitter
 
-# The block's intrinsics are named for LLVM 17 on (opaque pointers): see ``_simd._MIN_LLVM``.
+# The block's intrinsics need LLVM 19 or later: see ``_simd._MIN_LLVM``.
 needs_new_llvm = pytest.mark.skipif(
     llvm_binding.llvm_version_info < _simd._MIN_LLVM,
-    reason="partition_block's intrinsic names need LLVM >= 17",
+    reason="partition_block's intrinsics need LLVM >= 19",
 )
 
 
 @numba.njit
 def _partition_by_blocks(idx, val, codes, flags, flip, n_left, out_idx, out_val, out_codes):
-    """Whole blocks of 16 rows through ``partition_block``; returns the rows it moved."""
+    """Whole blocks of 16 rows through ``partition_block``; returns the rows it moved.
+
+    The right part starts ``STORE_SLACK`` positions after the left part's end.
+    """
     to_left = np.uint64(0)
-    to_right = np.uint64(n_left)
+    to_right = np.uint64(n_left) + np.uint64(_simd.STORE_SLACK)
     p = np.uint64(0)
     while p + np.uint64(16) <= np.uint64(idx.shape[0]):
         n = _simd.partition_block(idx, val, codes, p, flags, flip, out_idx, out_val, out_codes,
@@ -47,7 +50,11 @@ def _side_flags(goes_left: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("code_dtype", [np.uint8, np.uint16])
 @pytest.mark.parametrize("flip", [0, 1])
 def test_partition_block_is_a_stable_partition(code_dtype, flip):
-    """Rows whose bit differs from ``flip`` go left, the others right, each in row order."""
+    """Rows whose bit differs from ``flip`` go left, the others right, each in row order.
+
+    The blocks write at most ``STORE_SLACK`` positions past each part: the right part is
+    intact after the left part's stores, and nothing after the right part's slack changes.
+    """
     rng = np.random.default_rng(7 + flip)
     n = 16 * 40
     idx = rng.permutation(n).astype(np.int32)
@@ -59,12 +66,16 @@ def test_partition_block_is_a_stable_partition(code_dtype, flip):
     flags = _side_flags(bit)
     left = bit[idx] != bool(flip)
     order = np.concatenate([np.flatnonzero(left), np.flatnonzero(~left)])
-    out = (np.full(n, -1, np.int32), np.full(n, np.nan, np.float32), np.zeros(n, code_dtype))
-    moved = _partition_by_blocks(idx, val, codes, flags, np.uint64(flip), left.sum(), *out)
+    slack = _simd.STORE_SLACK
+    size = n + 2 * slack + 8  # 8 positions that no store may reach
+    out = (np.full(size, -1, np.int32), np.full(size, -1, np.float32), np.zeros(size, code_dtype))
+    n_left = int(left.sum())
+    moved = _partition_by_blocks(idx, val, codes, flags, np.uint64(flip), n_left, *out)
     assert moved == n
-    np.testing.assert_array_equal(out[0], idx[order])
-    np.testing.assert_array_equal(out[1], val[order])
-    np.testing.assert_array_equal(out[2], codes[order])
+    kept = np.r_[0:n_left, n_left + slack : n + slack]  # the left part, then the right part
+    for got, rows in zip(out, (idx, val, codes), strict=True):
+        np.testing.assert_array_equal(got[kept], rows[order])
+        assert np.all(got[n + 2 * slack :] == (0 if got.dtype == code_dtype else -1))
 
 
 def test_partition_serial_against_numpy():

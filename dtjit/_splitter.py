@@ -1579,14 +1579,17 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     at 0, the right one at ``left_size[k] + STORE_SLACK`` (the vector blocks write past the
     rows they keep, see ``_simd``; the scratch has ``PARTITION_SCRATCH_SLACK`` positions more
     than the largest segment). Both parts are then copied back, one array at a time, reading
-    and writing in order. Stability keeps each child's segment sorted. The split feature itself is already partitioned: its left child is the first
-    ``pos - start`` positions by construction. (Compacting the left samples in place and
-    parking the right ones in the scratch, as before, wrote every sample twice, to both
-    places, then the right ones a third time. One write per sample took 0.73-0.88x the time
+    and writing in order. Stability keeps each child's segment sorted. The split feature
+    itself is already partitioned: its left child is the first ``pos - start`` positions by
+    construction. (Compacting the left samples in place and parking the right ones in the
+    scratch, as before, wrote every sample twice, to both places, then the right ones a
+    third time. One write per sample took 0.73-0.88x the time
     in isolation, 581k rows in segments of 50 to 20,000, and Covertype's partition about
     0.82x in a profile of its fit.) Where ``_simd.USE_COMPRESS`` holds (AVX-512), the whole
     blocks of 16 rows go through ``_simd.partition_block`` (compress, the same result) and
-    only the tail row by row: the loop 0.41-0.58x the time (Intel, with compress stores).
+    only the tail row by row: the loop 0.41-0.58x the time (Intel Xeon, with compress
+    stores to memory); a Covertype fit on one thread 0.88x (AMD Zen 4, compress into a
+    register, paired median of 8; with compress stores to memory it had been 2.07x).
 
     A feature that is constant in a node (no NaN, ``max <= min + FEATURE_THRESHOLD``: the
     searches' own test) is constant in every descendant, and no search reads more of such a

@@ -1583,9 +1583,9 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     itself is already partitioned: its left child is the first ``pos - start`` positions by
     construction. (Compacting the left samples in place and parking the right ones in the
     scratch, as before, wrote every sample twice, to both places, then the right ones a
-    third time. One write per sample took 0.73-0.88x the time
-    in isolation, 581k rows in segments of 50 to 20,000, and Covertype's partition about
-    0.82x in a profile of its fit.) Where ``_simd.USE_COMPRESS`` holds (AVX-512), the whole
+    third time. One write per sample took 0.73-0.88x the time in isolation, 581k rows in
+    segments of 50 to 20,000, and Covertype's partition about 0.82x in a profile of its
+    fit.) Where ``_simd.USE_COMPRESS`` holds (AVX-512), the whole
     blocks of 16 rows go through ``_simd.partition_block`` (compress, the same result) and
     only the tail row by row: the loop 0.41-0.58x the time (Intel Xeon, with compress
     stores to memory); a Covertype fit on one thread 0.88x (AMD Zen 4, compress into a

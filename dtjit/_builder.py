@@ -84,6 +84,7 @@ from ._splitter import (
     UPKEEP_UNLESS_CONSTANT,
     best_splits_parallel,
     best_splits_serial,
+    copy_rows,
     count_missing,
     count_sorted_codes,
     draw_candidate_features,
@@ -306,15 +307,6 @@ def segment_impurity(
         stats[MEDIAN_STAT] = median
         return 0.0 if stats[2] == 0.0 else impurity
     return node_impurity(criterion, stats, weight)
-
-
-@inline_kernel
-def copy_rows(src, first, stop, dst, at):
-    """Copy ``src[first:stop]`` to ``dst[at:]``; returns the position after the last copied."""
-    for p in range(first, stop):
-        dst[at] = src[p]
-        at += 1
-    return at
 
 
 @inline_kernel

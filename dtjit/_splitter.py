@@ -1667,18 +1667,30 @@ PARTITION_SCRATCH_SLACK = 2 * STORE_SLACK
 
 
 @inline_kernel
+def copy_rows(src, first, stop, dst, at):
+    """Copy ``src[first:stop]`` to ``dst[at:]``; returns the position after the last copied.
+
+    The positions may be signed or unsigned; the loop indexes unsigned (see "Unsigned
+    positions" in ``_jit``: the partition copies back every row it moves), and the result
+    is an int64.
+    """
+    begin = np.uint64(first)
+    to = np.uint64(at)
+    n = np.uint64(stop) - begin if stop > first else np.uint64(0)
+    for q in range(n):  # one counter for both arrays: a plain sequential copy
+        dst[to + q] = src[begin + q]
+    return np.int64(to + n)
+
+
+@inline_kernel
 def copy_parts_back(out, start, scratch, n_left, right_part, n_right):
     """Copy the partition's two parts from ``scratch`` to ``out[start:]``, left then right.
 
     The left part is ``scratch[:n_left]``, the right one ``n_right`` positions from
-    ``right_part``. Positions are uint64 (``start`` an int64).
+    ``right_part`` (uint64 positions; ``start`` an int64).
     """
-    offset = np.uint64(start)
-    for q in range(n_left):
-        out[offset + q] = scratch[q]
-    offset += n_left
-    for q in range(n_right):
-        out[offset + q] = scratch[right_part + q]
+    at = copy_rows(scratch, np.uint64(0), n_left, out, start)
+    copy_rows(scratch, right_part, right_part + n_right, out, at)
 
 
 @inline_kernel

@@ -645,6 +645,28 @@ def test_gini_sweep_in_blocks_on_long_distinct_segments(n_classes):
             assert got == expected, (trial, known_proxy)
 
 
+def test_copy_rows_equals_slice_assignment():
+    """``copy_rows`` copies ``src[first:stop]`` to ``dst[at:]`` and returns the end position.
+
+    Signed and unsigned positions (the builder passes int64, the partition uint64), empty
+    ranges (``stop <= first``) included: nothing is written and ``at`` comes back.
+    """
+    rng = np.random.default_rng(5)
+    src = rng.integers(-1000, 1000, size=300).astype(np.int32)
+    for trial in range(40):
+        first = int(rng.integers(0, 300))
+        stop = int(rng.integers(0, 301)) if trial % 5 else first - int(trial % 2)
+        at = int(rng.integers(0, 50))
+        dst = np.full(400, -7, dtype=np.int32)
+        expected = dst.copy()
+        n = max(stop - first, 0)
+        expected[at : at + n] = src[first : first + n]
+        kind = np.uint64 if trial % 2 else np.int64
+        end = _splitter.copy_rows(src, kind(first), kind(max(stop, 0)), dst, np.int64(at))
+        assert end == at + n, trial
+        np.testing.assert_array_equal(dst, expected)
+
+
 def test_parts_of_batch_cut_the_rows_evenly():
     """Each node lies in exactly one part, parts are runs in batch order of about equal rows."""
     rng = np.random.default_rng(0)

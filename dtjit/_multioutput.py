@@ -131,10 +131,10 @@ def sweep_segment(
 ):  # fmt: skip
     """Best threshold of one feature over the node's non-missing rows ``[start, end)``.
 
-    Parameters and results are those of ``_splitter.best_split_in_segment`` (its
-    ``codes`` and ``unit_weight`` aside): the node's ``n_missing`` NaN rows, of statistics
-    ``missing_stats`` and weight ``missing_weight``, count on the left if
-    ``missing_go_left``, else on the right.
+    Parameters and results are those of ``_splitter.prepare_sweep`` and
+    ``_splitter.general_sweep`` (their ``codes`` and ``unit_weight`` aside): the node's
+    ``n_missing`` NaN rows, of statistics ``missing_stats`` and weight ``missing_weight``,
+    count on the left if ``missing_go_left``, else on the right.
 
     Notes
     -----

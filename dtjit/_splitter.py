@@ -206,8 +206,8 @@ def skip_long_first_group(
 ):  # fmt: skip
     """Add a long first group of tied values to ``left`` by counting the rows after it.
 
-    For :func:`best_split_in_segment` with unit weights (every statistic a row count, so
-    exact in float64). When the first tied group ``[start, b)`` holds at least half of the
+    For the sweeps with unit weights, every statistic a row count, so exact in float64
+    (:func:`prepare_sweep`). When the first tied group ``[start, b)`` holds at least half of the
     segment, as the zeros of a sparse 0/1 column do, its class counts are the node's minus
     those of ``[b, end)`` (and of the NaN rows): the sweep then reads ``end - b`` rows
     instead of ``end - start``, with the same counts, so the same splits.
@@ -495,7 +495,7 @@ def unit_gini_sweep(
     val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
     min_weight_leaf, left, known_proxy, block,
 ):  # fmt: skip
-    """Sweep like :func:`best_split_in_segment`, for Gini on row counts.
+    """Sweep like :func:`general_sweep`, for Gini on row counts.
 
     ``left`` holds the class counts of the rows before position ``p`` (and of the NaN rows
     when they go left), ``weight_left`` their number; returns ``proxy, pos, threshold`` as
@@ -688,7 +688,7 @@ def unit_entropy_sweep(
     val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
     min_weight_leaf, left, known_proxy, xlogx,
 ):  # fmt: skip
-    """Sweep like :func:`best_split_in_segment`, for entropy on row counts.
+    """Sweep like :func:`general_sweep`, for entropy on row counts.
 
     Arguments and results as :func:`unit_gini_sweep`'s; ``xlogx`` is :func:`xlogx_table`
     for at least the node's rows. ``known_proxy`` must be ``NO_SPLIT`` for gain ratio, which
@@ -848,9 +848,9 @@ def weighted_entropy_sweep(
     idx, val, codes, start, p, end, contrib, sample_weight, total, weight, weight_left,
     n_sweep, min_left, min_right, min_weight_leaf, left, known_proxy,
 ):  # fmt: skip
-    """Sweep like :func:`best_split_in_segment`, for weighted entropy and gain ratio.
+    """Sweep like :func:`general_sweep`, for weighted entropy and gain ratio.
 
-    Arguments and results as :func:`best_split_in_segment`'s; ``left`` holds the class
+    Arguments and results as :func:`general_sweep`'s; ``left`` holds the class
     weights of the NaN rows when they go left (else zeros) and has ``5 * n_sweep`` entries:
     the sweep keeps its caches after them (see the layout below).
     ``known_proxy`` must be ``NO_SPLIT`` for gain ratio, which needs every feature's own best.
@@ -959,39 +959,62 @@ def weighted_entropy_sweep(
 
 
 @inline_kernel
-def best_split_in_segment(
-    idx,
-    val,
-    codes,
-    start,
-    end,
-    contrib,
-    sample_weight,
-    unit_weight,
-    unit_sample_weight,
-    xlogx,
-    total,
-    weight,
-    n_sweep,
-    criterion,
-    min_samples_leaf,
-    min_weight_leaf,
-    n_missing,
-    missing_go_left,
-    missing_stats,
-    missing_weight,
-    left,
+def prepare_sweep(
+    val, codes, start, end, total, n_sweep, min_samples_leaf, n_missing, missing_go_left,
+    missing_stats, missing_weight, unit_weight, left,
+):  # fmt: skip
+    """Set up the sweep of one feature's sorted segment ``[start, end)`` for one node.
+
+    Parameters are those of :func:`general_sweep`. Fills ``left`` with the statistics of
+    the rows left of the first cut (the NaN rows when they go left, and with unit weights a
+    long first group of tied values: :func:`skip_long_first_group`).
+
+    Returns
+    -------
+    p : int
+        The position the sweep starts from.
+    weight_left : float
+        Weight of the rows ``left`` holds.
+    min_left, min_right : int
+        Fewest non-missing rows each side needs: the NaN rows count on one side, so folding
+        them into the limits once leaves the sweeps the same with and without missing values.
+    """
+    min_left = min_samples_leaf - (n_missing if missing_go_left else 0)
+    min_right = min_samples_leaf - (0 if missing_go_left else n_missing)
+    with_missing_left = missing_go_left and n_missing > 0
+    for c in range(n_sweep):
+        left[c] = missing_stats[c] if with_missing_left else 0.0
+    weight_left = missing_weight if with_missing_left else 0.0
+    p = start
+    if unit_weight:
+        p, weight_left = skip_long_first_group(
+            val, codes, start, end, total, n_sweep, n_missing, missing_stats, with_missing_left,
+            left, weight_left,
+        )  # fmt: skip
+    return p, weight_left, min_left, min_right
+
+
+@inline_kernel
+def general_sweep(
+    idx, val, codes, start, p, end, contrib, sample_weight, unit_weight, unit_sample_weight,
+    total, weight, weight_left, n_sweep, criterion, min_left, min_right, min_weight_leaf, left,
     known_proxy,
-    block,
-):
+):  # fmt: skip
     """Best threshold of one feature for one node: a single sweep over its sorted segment.
+
+    The sweep of every criterion and weighting that has no specialised one
+    (:func:`unit_gini_sweep`, :func:`unit_entropy_sweep`, :func:`weighted_entropy_sweep`;
+    :func:`best_splits_of_feature` picks). The rows before ``p`` are already in ``left``
+    and ``weight_left`` (:func:`prepare_sweep`).
 
     Parameters
     ----------
     idx, val, codes : ndarray of int32 / float32 / int32
         The feature's sorted ids, values and sweep codes; only ``[start, end)`` is read.
     start, end : int
-        The node's segment.
+        The node's segment of non-missing values.
+    p : int
+        Position the sweep starts from (:func:`prepare_sweep`).
     contrib, sample_weight : ndarray
         Per-sample contribution and weight (see module docstring).
     unit_weight : bool
@@ -1000,43 +1023,28 @@ def best_split_in_segment(
     unit_sample_weight : bool
         Every weight is 1 (true with ``unit_weight``, and for unweighted regression): the
         side weights are row counts, and only the contributions are gathered.
-    xlogx : ndarray of int64
-        :func:`xlogx_table` of the fit's rows for entropy and gain ratio with ``unit_weight``
-        (:func:`unit_entropy_sweep`), else empty.
     total : ndarray of float64
         The node's statistics (for squared error ``total[1]``, its sum of ``w * y**2``, is
         read too).
     weight : float
         The node's weight.
+    weight_left : float
+        Weight of the rows before ``p`` (NaN rows included when they go left).
     n_sweep : int
         Number of sweep statistics.
     criterion : int
         Criterion code.
-    min_samples_leaf : int
-        Fewest samples a child may have.
+    min_left, min_right : int
+        Fewest non-missing rows each side needs (:func:`prepare_sweep`).
     min_weight_leaf : float
         Least weight a child may have.
-    n_missing : int
-        Rows of the node with NaN in this feature; they are not in ``[start, end)`` (the
-        segment holds the node's non-missing values) but count on one side of every cut.
-    missing_go_left : bool
-        The side of the NaN rows: left if True (``missing_stats`` and ``missing_weight``,
-        their statistics and weight, then start the left side), else right.
-    missing_stats : ndarray of float64
-        Read only when ``missing_go_left`` and ``n_missing > 0``.
-    missing_weight : float
-        Weight of the NaN rows (0 when there are none).
     left : ndarray of float64
-        Scratch of at least ``n_sweep`` entries for the left statistics (``5 * n_sweep`` for
-        entropy and gain ratio on weights, :func:`weighted_entropy_sweep`).
+        The statistics of the rows before ``p`` on entry (at least ``n_sweep`` entries);
+        the sweep adds the others' as it goes.
     known_proxy : float
-        A proxy some split of the node reaches, or ``NO_SPLIT``; the Gini sweeps, on row
-        counts (:func:`unit_gini_sweep`) and on weights, the squared-error sweep and the
-        entropy sweeps (:func:`unit_entropy_sweep`, :func:`weighted_entropy_sweep`) skip
-        the cuts that cannot reach it (so a losing feature may report a lesser cut or none);
-        the other sweeps ignore it. Gain ratio, which needs every feature's own best, never uses it.
-    block : ndarray of int64
-        Scratch of shape ``(4, SWEEP_BLOCK)`` for :func:`gini_cuts_in_blocks`.
+        A proxy some split of the node reaches, or ``NO_SPLIT``. The Gini and squared-error
+        pre-test starts from it, so cuts that cannot reach it are not scored (a losing
+        feature may report a lesser cut or none); the other criteria ignore it.
 
     Returns
     -------
@@ -1065,49 +1073,10 @@ def best_split_in_segment(
     best_proxy = NO_SPLIT
     best_pos = end
     threshold = 0.0
-    # Constant feature in this node: scikit-learn skips it the same way.
-    if val[end - 1] <= val[start] + FEATURE_THRESHOLD:
-        return best_proxy, best_pos, threshold
     skip_same_class = is_classification(criterion)
-    # The NaN rows shift the row counts of one side: fold that into the limits once, so
-    # the loop below is the same with and without missing values.
-    min_left = min_samples_leaf - (n_missing if missing_go_left else 0)
-    min_right = min_samples_leaf - (0 if missing_go_left else n_missing)
-    with_missing_left = missing_go_left and n_missing > 0
-    for c in range(n_sweep):
-        left[c] = missing_stats[c] if with_missing_left else 0.0
-    weight_left = missing_weight if with_missing_left else 0.0
     prev_pure = False
     prev_code = -1
     prev_left_feasible = False
-    p = start
-    if unit_weight:
-        p, weight_left = skip_long_first_group(
-            val, codes, start, end, total, n_sweep, n_missing, missing_stats, with_missing_left,
-            left, weight_left,
-        )  # fmt: skip
-    if unit_weight and criterion == GINI and weight < EXACT_SQUARES_LIMIT:
-        return unit_gini_sweep(
-            val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
-            min_right, min_weight_leaf, left, known_proxy, block,
-        )  # fmt: skip
-    if unit_weight and xlogx.shape[0] > 0:  # entropy or gain ratio on row counts
-        return unit_entropy_sweep(
-            val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left,
-            min_right, min_weight_leaf, left,
-            NO_SPLIT if criterion == GAIN_RATIO else known_proxy, xlogx,
-        )  # fmt: skip
-    if (
-        not unit_weight
-        and (criterion == ENTROPY or criterion == GAIN_RATIO)
-        and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
-        and mostly_distinct(val, p, end)
-    ):
-        return weighted_entropy_sweep(
-            idx, val, codes, start, p, end, contrib, sample_weight, total, weight, weight_left,
-            n_sweep, min_left, min_right, min_weight_leaf, left,
-            NO_SPLIT if criterion == GAIN_RATIO else known_proxy,
-        )  # fmt: skip
     # Division-free pre-test of a cut, as in unit_gini_sweep. Gini and squared error both
     # test a_l * W_r + a_r * W_l > bound * W_l * W_r (a: a side's sum of squared class weights,
     # or its squared sum of w * y), with bound = best proxy + bound_offset: the proxy's
@@ -1269,7 +1238,7 @@ def random_split_in_segment(
 ):  # fmt: skip
     """Score the drawn ``threshold`` of one feature for one node (``splitter="random"``).
 
-    Parameters are those of :func:`best_split_in_segment` for the whole segment
+    Parameters are those of :func:`prepare_sweep` and :func:`general_sweep` for the segment
     ``[start, end)``, whose NaN values form its tail (``missing_stats`` is scratch like
     ``left``), plus ``threshold`` (float64), drawn uniformly between the node's smallest and
     largest non-missing value of the feature, and ``missing_go_left``, the side drawn for
@@ -1350,7 +1319,7 @@ def best_splits_of_feature(
 
     Writes column ``f`` of the outputs only, and only for the nodes with ``candidate[k, f]``
     (the caller fills ``out_proxy`` with ``NO_SPLIT`` first): ``out_proxy[k, f]``,
-    ``out_pos[k, f]`` and ``out_threshold[k, f]`` as :func:`best_split_in_segment` returns
+    ``out_pos[k, f]`` and ``out_threshold[k, f]`` as :func:`general_sweep` returns
     them for node ``k``'s segment (``pos`` is the first non-missing position of the right
     child; the threshold is ``+inf`` for the split "every value | NaN"), ``out_missing[k, f]``
     where the node's NaN rows go: ``1`` left, ``0`` right, ``-1`` when it has none (the
@@ -1378,10 +1347,12 @@ def best_splits_of_feature(
     is all NaN in the node cannot split.
 
     One kernel per feature, the sweep inlined into its loop over nodes (see ``_jit``): as a
-    kernel of its own the per-node search was called once per (node, feature). Its body is
-    written here rather than in an inline helper because numba copies an inlined callee
-    whole, scope included, block by block: that copy of the sweep cost 3-4 s of this
-    kernel's cold compile.
+    kernel of its own the per-node search was called once per (node, feature). The NaN
+    handling and the choice of sweep are written here rather than in inline helpers because
+    numba copies an inlined callee whole, scope included, block by block, at a cost that
+    grows with the callee's blocks times its variables: a helper holding the NaN handling
+    cost 3-4 s of this kernel's cold compile, and one holding the choice of sweep, with the
+    four sweeps inlined into it, 5-7 s per signature.
     """
     # Scratch held in ``owned`` until the loop is done; the loop hands the inlined sweep
     # uncounted views (``_borrow``) of it and of every array argument: counted ones cost a
@@ -1428,17 +1399,54 @@ def best_splits_of_feature(
                                             sample_weight, unit_weight, unit_sample_weight,
                                             n_sweep, missing_stats)  # fmt: skip
             proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
-            # One call site of the inlined sweep, run once without NaN rows and twice with
+            # One call site of each inlined sweep, run once without NaN rows and twice with
             # them (NaN right, then NaN left): three call sites compiled three copies of the
-            # sweep. None when every value is NaN.
+            # sweeps. None when every value is NaN.
             n_passes = 0 if end_non_missing == start else (2 if n_missing > 0 else 1)
             for nan_pass in range(n_passes):
-                pass_proxy, pass_pos, pass_threshold = best_split_in_segment(
-                    idx, val, codes, start, end_non_missing, contrib, sample_weight,
-                    unit_weight, unit_sample_weight, xlogx, total, weight, n_sweep, criterion,
-                    min_samples_leaf, min_weight_leaf, n_missing, nan_pass == 1, missing_stats,
-                    missing_weight, left, read_best(node_best, k), block,
-                )  # fmt: skip
+                pass_proxy, pass_pos, pass_threshold = NO_SPLIT, end_non_missing, 0.0
+                # Constant feature in this node: scikit-learn skips it the same way.
+                if val[end_non_missing - 1] > val[start] + FEATURE_THRESHOLD:
+                    p, weight_left, min_left, min_right = prepare_sweep(
+                        val, codes, start, end_non_missing, total, n_sweep, min_samples_leaf,
+                        n_missing, nan_pass == 1, missing_stats, missing_weight, unit_weight,
+                        left,
+                    )  # fmt: skip
+                    known_proxy = read_best(node_best, k)
+                    # The sweeps are picked here, not in a helper of their own, so that each
+                    # is copied once (see the Notes): this kernel's cold compile took 5-7 s
+                    # less than with such a helper inlined.
+                    if unit_weight and criterion == GINI and weight < EXACT_SQUARES_LIMIT:
+                        pass_proxy, pass_pos, pass_threshold = unit_gini_sweep(
+                            val, codes, start, p, end_non_missing, total, weight, weight_left,
+                            n_sweep, min_left, min_right, min_weight_leaf, left, known_proxy,
+                            block,
+                        )  # fmt: skip
+                    elif unit_weight and xlogx.shape[0] > 0:  # entropy or gain ratio, rows
+                        pass_proxy, pass_pos, pass_threshold = unit_entropy_sweep(
+                            val, codes, start, p, end_non_missing, total, weight, weight_left,
+                            n_sweep, min_left, min_right, min_weight_leaf, left,
+                            NO_SPLIT if criterion == GAIN_RATIO else known_proxy, xlogx,
+                        )  # fmt: skip
+                    elif (
+                        not unit_weight
+                        and (criterion == ENTROPY or criterion == GAIN_RATIO)
+                        and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
+                        and mostly_distinct(val, p, end_non_missing)
+                    ):
+                        pass_proxy, pass_pos, pass_threshold = weighted_entropy_sweep(
+                            idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
+                            total, weight, weight_left, n_sweep, min_left, min_right,
+                            min_weight_leaf, left,
+                            NO_SPLIT if criterion == GAIN_RATIO else known_proxy,
+                        )  # fmt: skip
+                    else:
+                        pass_proxy, pass_pos, pass_threshold = general_sweep(
+                            idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
+                            unit_weight, unit_sample_weight, total, weight, weight_left,
+                            n_sweep, criterion, min_left, min_right, min_weight_leaf, left,
+                            known_proxy,
+                        )  # fmt: skip
                 if nan_pass == 0:
                     proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
                     if n_missing > 0:

@@ -325,7 +325,7 @@ def two_valued_splits_of_node(
     Their best proxy is offered to ``node_best[s]`` (``_shared_best``), where the sweep of
     the node's other features starts from it.
 
-    The candidate and its feasibility are the sweep's (``_splitter.best_split_in_segment``)
+    The candidate and its feasibility are the sweep's (``_splitter.general_sweep``)
     for a segment whose ``low`` rows come first: left ``[start, start + n_low)``, right the
     ``n_high`` rows; a side under ``min_samples_leaf`` rows or ``min_weight_leaf`` (unit
     weights: the same count) leaves no split, and so does a feature constant in the node.

@@ -30,6 +30,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
+from . import _compile_gc  # noqa: E402, F401  (registers its numba:compile listener)
+
 KERNEL_OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
 
 kernel = numba.njit(**KERNEL_OPTIONS)

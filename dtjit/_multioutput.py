@@ -37,6 +37,7 @@ from ._splitter import (
     count_missing,
     first_position_above,
     segment_stats,
+    start_sides,
     values_versus_missing_proxy,
 )
 
@@ -150,12 +151,10 @@ def sweep_segment(
     if val[end - 1] <= val[start] + FEATURE_THRESHOLD:
         return best_proxy, best_pos, threshold
     n_outputs = n_outputs_of(criterion)
-    min_left = min_samples_leaf - (n_missing if missing_go_left else 0)
-    min_right = min_samples_leaf - (0 if missing_go_left else n_missing)
-    with_missing_left = missing_go_left and n_missing > 0
-    for c in range(n_sweep):
-        left[c] = missing_stats[c] if with_missing_left else 0.0
-    weight_left = missing_weight if with_missing_left else 0.0
+    weight_left, _, min_left, min_right = start_sides(
+        n_sweep, min_samples_leaf, n_missing, missing_go_left, missing_stats, missing_weight,
+        left,
+    )  # fmt: skip
     for p in range(start + 1, end):
         # Left = [start, p): add row p - 1, then score the cut if the value changes here.
         weight_left = add_rows(idx, p - 1, p, code, contrib, sample_weight, n_outputs, left,

@@ -959,22 +959,19 @@ def weighted_entropy_sweep(
 
 
 @inline_kernel
-def prepare_sweep(
-    val, codes, start, end, total, n_sweep, min_samples_leaf, n_missing, missing_go_left,
-    missing_stats, missing_weight, unit_weight, left,
-):  # fmt: skip
-    """Set up the sweep of one feature's sorted segment ``[start, end)`` for one node.
+def start_sides(
+    n_sweep, min_samples_leaf, n_missing, missing_go_left, missing_stats, missing_weight, left
+):
+    """Start a sweep's left side: the node's NaN rows if they go left, else nothing.
 
-    Parameters are those of :func:`general_sweep`. Fills ``left`` with the statistics of
-    the rows left of the first cut (the NaN rows when they go left, and with unit weights a
-    long first group of tied values: :func:`skip_long_first_group`).
+    Fills ``left[:n_sweep]`` (``missing_stats`` is read only when the NaN rows go left).
 
     Returns
     -------
-    p : int
-        The position the sweep starts from.
     weight_left : float
-        Weight of the rows ``left`` holds.
+        The left side's weight.
+    with_missing_left : bool
+        Whether the node has NaN rows and they are on the left.
     min_left, min_right : int
         Fewest non-missing rows each side needs: the NaN rows count on one side, so folding
         them into the limits once leaves the sweeps the same with and without missing values.
@@ -985,6 +982,33 @@ def prepare_sweep(
     for c in range(n_sweep):
         left[c] = missing_stats[c] if with_missing_left else 0.0
     weight_left = missing_weight if with_missing_left else 0.0
+    return weight_left, with_missing_left, min_left, min_right
+
+
+@inline_kernel
+def prepare_sweep(
+    val, codes, start, end, total, n_sweep, min_samples_leaf, n_missing, missing_go_left,
+    missing_stats, missing_weight, unit_weight, left,
+):  # fmt: skip
+    """Set up the sweep of one feature's sorted segment ``[start, end)`` for one node.
+
+    Parameters are those of :func:`general_sweep` and :func:`start_sides`. Fills ``left`` with
+    the statistics of the rows left of the first cut (the NaN rows when they go left, and
+    with unit weights a long first group of tied values: :func:`skip_long_first_group`).
+
+    Returns
+    -------
+    p : int
+        The position the sweep starts from.
+    weight_left : float
+        Weight of the rows ``left`` holds.
+    min_left, min_right : int
+        As :func:`start_sides` returns them.
+    """
+    weight_left, with_missing_left, min_left, min_right = start_sides(
+        n_sweep, min_samples_leaf, n_missing, missing_go_left, missing_stats, missing_weight,
+        left,
+    )  # fmt: skip
     p = start
     if unit_weight:
         p, weight_left = skip_long_first_group(

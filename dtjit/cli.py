@@ -579,7 +579,7 @@ def _add_compile(commands: Any, common: argparse.ArgumentParser) -> None:
             "categorical features, every criterion, multi-output y, more than 256 classes, "
             "pruning, MDLP), so numba "
             "compiles dtjit's kernels and caches them; later processes load them in well under "
-            "a second. A cold cache takes minutes (about 3 on 2 cores); run it once after "
+            "a second. A cold cache takes minutes (3-5 on 2 cores); run it once after "
             "installing or while building an image. The cache is reused by the same dtjit "
             "files, numba version and CPU model."
         ),

@@ -1,6 +1,8 @@
 """Level-wise (breadth-first) and best-first tree builders, over presorted or binned data.
 
-Both builders share two steps, applied to a *batch* of nodes:
+One execution model: the builders (:func:`build`, :func:`build_hist`) are Python loops over
+levels (best-first steps) that call a few kernels per level. Each level has two steps,
+applied to a *batch* of nodes:
 
 1. :func:`evaluate_batch`: stopping rules, candidate features, the best split of every
    (node, feature) pair, a deterministic reduction (strictly better wins, so ties go to the
@@ -13,17 +15,19 @@ The level-wise builder's batch is a whole level, so node ids come out in breadth
 by construction. The best-first builder (``max_leaf_nodes``) expands one node at a time in
 order of improvement and renumbers to breadth-first order at the end.
 
-The optional split searches (categorical subsets, ``absolute_error``, multi-output) are
-compile-time choices (:func:`search_switches`): numba compiles every branch of a kernel, and
-those searches were most of a cold first fit's compile time. A fit that uses one runs the
-builder's loop in Python over the compiled kernels (:func:`builder_for`), so it compiles
-its own :func:`evaluate_batch` but no second copy of the builder.
+numba compiles every branch a kernel can reach, and links every kernel a kernel calls into
+it. So the variants are chosen here, in Python, before any kernel runs: the split search
+(sweep, two-valued counts, subsets, absolute error, multi-output), serial or threaded
+kernels (threaded only for batches large enough to repay a parallel region), and the
+optional paths inside the per-node kernels, which take True-or-None switches
+(:func:`search_switches`) that numba prunes. A fit compiles only what it runs. The records
+passed to the kernels are named tuples (``_records``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import heapq
+from typing import NamedTuple
 
 import numpy as np
 from numba import prange
@@ -76,6 +80,15 @@ from ._multioutput import (
     multi_output_splits_serial,
     stats_of_rows,
 )
+from ._records import (
+    BatchSearch,
+    NodeArrays,
+    SplitBatch,
+    StoppingRules,
+    grown,
+    new_nodes,
+    new_splits,
+)
 from ._shared_best import new_shared_best
 from ._splitter import (
     NO_SPLIT,
@@ -91,6 +104,7 @@ from ._splitter import (
     new_side_flags,
     partition_parallel,
     partition_serial,
+    partition_switch,
     presorted_constant_features,
     raise_side_flags,
     rand_below,
@@ -99,6 +113,7 @@ from ._splitter import (
     screening_table,
     segment_stats,
     set_side_flag,
+    sweep_switches,
 )
 from ._two_valued import (
     bits_in_row_order,
@@ -112,6 +127,8 @@ INITIAL_CAPACITY = 64
 # The builder renumbers the samples (``_splitter.renumber_samples``) when its largest open
 # node has shrunk this many times since the last renumbering (or the start).
 RENUMBER_SHRINK = 4
+
+
 
 
 def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...]:
@@ -143,76 +160,24 @@ def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...
     )
 
 
-def builder_for(
-    builder: Any, switches: tuple[bool | None, ...], wide_codes: bool = False
-) -> Callable[..., Any]:
-    """Return what to call for ``builder`` (:func:`build` or :func:`build_hist`) in a fit.
-
-    The common fit (every one of the :func:`search_switches` None, one-byte class codes)
-    gets the compiled builder. A fit with an optional search, or whose presorted class codes
-    are uint16 (``wide_codes``: more than 256 classes, ``_estimators._sorted_codes``), runs
-    the same function's Python code instead (``builder.py_func``): its loop over levels, or
-    over best-first steps, calls the compiled kernels (:func:`evaluate_batch`,
-    :func:`apply_splits`, the small helpers) from Python.
-
-    Notes
-    -----
-    Compiling a builder links every kernel it calls into one module that LLVM optimises and
-    translates again: about 7 s per specialisation, on top of the kernels' own compilation.
-    The Python loop costs tens of microseconds per level (per split when growing best-first)
-    and saves those seconds for each optional search. The builders' bodies call no helper
-    once per node, so a level is a handful of calls either way.
-    """
-    if not wide_codes and all(switch is None for switch in switches):
-        return builder
-    # A plain function when numba's JIT is disabled (NUMBA_DISABLE_JIT=1).
-    return getattr(builder, "py_func", builder)
-
-
 # Added to a node's missing_left when its NaN direction was learned from NaN rows in the
 # split feature (not chosen by the larger-child rule): the builders return both in one array.
 LEARNED_FLAG = 2
 
 
-@inline_kernel
-def largest_segment(nodes, node_start, node_end):
-    """Rows of the largest of ``nodes`` (a helper, not a loop, in the builders' Python code)."""
-    largest = 0
-    for node in nodes:
-        largest = max(largest, node_end[node] - node_start[node])
-    return largest
+def leaf_by_rules(n, weight, impurity, depth, rules):
+    """Which nodes are leaves before any split search (scikit-learn's rules and order).
 
-
-@inline_kernel
-def all_ones(a):
-    """Whether every entry of ``a`` is 1."""
-    for x in a:
-        if x != 1.0:
-            return False
-    return True
-
-
-@inline_kernel
-def grow(a, capacity, fill):
-    """Return ``a`` copied into a larger array of ``capacity`` rows, new rows set to ``fill``."""
-    out = grow_unset(a, capacity)
-    out[a.shape[0] :] = fill
-    return out
-
-
-@inline_kernel
-def grow_unset(a, capacity):
-    """Return ``a`` copied into a larger array of ``capacity`` rows, new rows not written.
-
-    Notes
-    -----
-    The node arrays grow this way: pages of rows not written yet are not resident, so the
-    spare capacity costs no memory (about 1x X less peak on a 10-class 1M x 20 fit), and
-    every field of a node is written when the node is created (:func:`append_children`).
+    Vectorised twin of :func:`is_leaf_by_rules` over arrays of node sizes, weights,
+    impurities and depths; the same comparisons in float64 and int64.
     """
-    out = np.empty((capacity,) + a.shape[1:], dtype=a.dtype)
-    out[: a.shape[0]] = a
-    return out
+    return (
+        (depth >= rules.max_depth)
+        | (n < rules.min_samples_split)
+        | (n < 2 * rules.min_samples_leaf)
+        | (weight < 2.0 * rules.min_weight_leaf)
+        | (impurity <= EPSILON)
+    )
 
 
 @inline_kernel
@@ -229,48 +194,12 @@ def is_leaf_by_rules(
     )
 
 
-@inline_kernel
-def new_splits(n_batch, n_stats):
-    """Allocate a batch's split record, every node a leaf until a split is accepted.
-
-    The tuple is ``split_feature`` (-1: leaf), ``split_pos``, ``split_threshold``,
-    ``improvement``, ``child_stats``, ``child_weight``, ``child_impurity``,
-    ``split_missing`` (where the node's NaN rows go: 1 left, 0 right, -1 none in the node).
-    ``split_pos`` is the end of the left child's segment once the node is partitioned.
-    """
-    return (
-        np.full(n_batch, -1, dtype=np.int32),
-        np.zeros(n_batch, dtype=np.int64),
-        np.zeros(n_batch, dtype=np.float64),
-        np.zeros(n_batch, dtype=np.float64),
-        np.zeros((n_batch, 2, n_stats), dtype=np.float64),
-        np.zeros((n_batch, 2), dtype=np.float64),
-        np.zeros((n_batch, 2), dtype=np.float64),
-        np.full(n_batch, -1, dtype=np.int8),
-    )
-
-
-@inline_kernel
-def nodes_to_search(
-    nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
-    min_samples_split, min_samples_leaf, min_weight_leaf,
-):  # fmt: skip
+def nodes_to_search(batch, nodes, rules):
     """Batch positions and ids of the nodes no leaf rule stops from being searched."""
-    searched = np.empty(nodes.shape[0], dtype=np.int64)
-    n_searched = 0
-    for k in range(nodes.shape[0]):
-        node = nodes[k]
-        if not is_leaf_by_rules(
-            node_end[node] - node_start[node], node_weight[node], node_impurity_[node],
-            node_depth[node], max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-        ):  # fmt: skip
-            searched[n_searched] = k
-            n_searched += 1
-    searched = searched[:n_searched]
-    search_nodes = np.empty(n_searched, dtype=np.int64)
-    for s in range(n_searched):
-        search_nodes[s] = nodes[searched[s]]
-    return searched, search_nodes
+    n = nodes.end[batch] - nodes.start[batch]
+    leaf = leaf_by_rules(n, nodes.weight[batch], nodes.impurity[batch], nodes.depth[batch], rules)
+    searched = np.flatnonzero(~leaf).astype(np.int64)
+    return searched, batch[searched]
 
 
 @inline_kernel
@@ -309,12 +238,6 @@ def segment_impurity(
     return node_impurity(criterion, stats, weight)
 
 
-@inline_kernel
-def reads_rows(criterion):
-    """Whether the criterion's child impurity reads the child's samples (not only its sums)."""
-    return criterion == POISSON or criterion == ABSOLUTE_ERROR
-
-
 @kernel
 def accept_split(
     k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
@@ -323,20 +246,19 @@ def accept_split(
 ):  # fmt: skip
     """Record batch node ``k``'s best split unless a stopping rule rejects it.
 
-    ``splits`` is the batch's split record (:func:`new_splits`); its ``child_stats[k]``
-    holds the children's statistics on entry. ``idx[start:pos]`` and ``idx[pos:end]`` are
-    the children's samples (read by the criteria whose impurity needs them). The children's
+    ``splits`` is the batch's :class:`SplitBatch`; its ``child_stats[k]`` holds the
+    children's statistics on entry. ``idx[start:pos]`` and ``idx[pos:end]`` are the
+    children's samples (read by the criteria whose impurity needs them). The children's
     impurities and the weighted impurity decrease are computed here, and the node stays a
-    leaf (``split_feature[k] == -1``) if ``improvement + EPSILON < min_impurity_decrease``,
+    leaf (``splits.feature[k] == -1``) if ``improvement + EPSILON < min_impurity_decrease``,
     or, with ``mdl_stop``, if the split fails Fayyad & Irani's MDLP test.
 
     Notes
     -----
     A kernel, called once per split node: inlined, its impurity code was compiled again in
-    every specialisation of :func:`evaluate_batch` (about 1 s each).
+    every caller.
     """
-    split_feature, split_pos, split_threshold, improvement, child_stats, child_weight = splits[:6]
-    child_impurity = splits[6]
+    child_stats = splits.child_stats
     if mdl_stop and not mdlp_accepts_split(
         child_stats[k, 0], child_stats[k, 1], weight_left, weight_right
     ):
@@ -354,18 +276,17 @@ def accept_split(
     )
     if gain + EPSILON < min_impurity_decrease:
         return
-    child_weight[k, 0] = weight_left
-    child_weight[k, 1] = weight_right
-    child_impurity[k, 0] = impurity_left
-    child_impurity[k, 1] = impurity_right
-    split_feature[k] = f
-    split_pos[k] = pos
-    split_threshold[k] = split_threshold_k
-    improvement[k] = gain
-    splits[7][k] = missing
+    splits.child_weight[k, 0] = weight_left
+    splits.child_weight[k, 1] = weight_right
+    splits.child_impurity[k, 0] = impurity_left
+    splits.child_impurity[k, 1] = impurity_right
+    splits.feature[k] = f
+    splits.pos[k] = pos
+    splits.threshold[k] = split_threshold_k
+    splits.improvement[k] = gain
+    splits.missing[k] = missing
 
 
-@inline_kernel
 def hold_categorical_candidates(candidate, cat_slot, node_bits):
     """Take the categorical columns out of ``candidate`` for the numeric sweeps.
 
@@ -377,59 +298,46 @@ def hold_categorical_candidates(candidate, cat_slot, node_bits):
         Room for one split row per (node, categorical feature); no columns without
         categorical features.
     """
-    n_categorical = 0
-    for f in range(cat_slot.shape[0]):
-        if cat_slot[f] >= 0:
-            n_categorical += 1
+    categorical = cat_slot >= 0
     cat_candidate = candidate.copy()
-    for f in range(cat_slot.shape[0]):
-        if cat_slot[f] >= 0:
-            candidate[:, f] = 0
-    out_bits = np.zeros((candidate.shape[0], n_categorical, node_bits.shape[1]), dtype=np.uint64)
+    candidate[:, categorical] = 0
+    out_bits = np.zeros(
+        (candidate.shape[0], int(categorical.sum()), node_bits.shape[1]), dtype=np.uint64
+    )
     return cat_candidate, out_bits
 
 
 @kernel
 def draw_candidates(
     search_nodes, node_start, node_end, sorted_val, max_features, rng_state, random_split,
-    has_two_valued, two_slot,
+    two_slot, candidate, out_threshold, out_missing,
 ):  # fmt: skip
     """Candidate features of every searched node, and the random splitter's thresholds.
 
-    Returns ``candidate`` (uint8, one row per node of ``search_nodes``), and
-    ``out_threshold`` / ``out_missing``, the threshold and NaN side drawn per candidate with
-    ``random_split`` (``out_missing`` is -1 elsewhere). With ``has_two_valued``, features
-    with a two-valued slot (``two_slot[f] >= 0``) are never candidates of the sweep.
-    Random numbers are drawn serially, per node the features first, then one threshold per
-    candidate in feature order.
-
-    Notes
-    -----
-    A kernel of its own rather than part of :func:`evaluate_batch`, which numba compiles
-    once per combination of optional searches: this part is the same in all of them.
+    Fills ``candidate`` (uint8, one row per node of ``search_nodes``), and, with
+    ``random_split``, ``out_threshold`` / ``out_missing``: the threshold and NaN side drawn
+    per candidate (``out_missing`` stays -1 elsewhere). Features with a two-valued slot
+    (``two_slot[f] >= 0``) are never candidates of the sweep. Random numbers are drawn
+    serially, per node the features first, then one threshold per candidate in feature
+    order.
     """
-    n_searched = search_nodes.shape[0]
     n_features = sorted_val.shape[0]
-    candidate = np.empty((n_searched, n_features), dtype=np.uint8)
     f_order = np.empty(n_features, dtype=np.int64)
     constant = np.zeros(n_features, dtype=np.uint8)
-    out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
-    out_missing = np.full((n_searched, n_features), -1, dtype=np.int8)
-    for s in range(n_searched):
+    for s in range(search_nodes.shape[0]):
         node = search_nodes[s]
         start = node_start[node]
         end = node_end[node]
         if max_features < n_features or random_split:
             presorted_constant_features(start, end, sorted_val, constant)
         draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
-        if has_two_valued:
-            for f in range(n_features):
-                if two_slot[f] >= 0:
-                    candidate[s, f] = 0  # searched by _two_valued, not swept
+        for f in range(n_features):
+            if two_slot[f] >= 0:
+                candidate[s, f] = 0  # searched by _two_valued, not swept
         if random_split:
             # One threshold per searched non-constant feature, drawn in feature order,
-            # serially here so the parallel sweep below stays reproducible; then, if the
-            # node has NaN in the feature, their side by a coin (scikit-learn's order).
+            # serially here so the parallel sweep stays reproducible; then, if the node
+            # has NaN in the feature, their side by a coin (scikit-learn's order).
             for f in range(n_features):
                 if candidate[s, f] and not constant[f]:
                     n_missing = count_missing(sorted_val[f], start, end)
@@ -441,20 +349,50 @@ def draw_candidates(
                         out_missing[s, f] = rand_below(rng_state, np.int64(2))
                 else:
                     candidate[s, f] = 0
-    return candidate, out_threshold, out_missing
 
 
-@kernel
-def evaluate_batch(
-    nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-    sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight,
-    unit_sample_weight, xlogx, y, is_regression, n_sweep, criterion, max_depth,
-    min_samples_split,
-    min_samples_leaf, min_weight_leaf, min_impurity_decrease, max_features, weight_root,
-    rng_state, parallel,
-    n_chunks, random_split, mdl_stop, cat_slot, node_bits, two_valued, row_feature,
-    categorical_search, absolute_error_search, multi_output_search,
-):  # fmt: skip
+class PresortedFit(NamedTuple):
+    """What every level of an exact fit reads: the presorted data, per-sample arrays, settings.
+
+    ``code``, ``contrib``, ``sample_weight`` and ``y`` may be replaced by renumbered copies
+    during the fit (``_splitter.renumber_samples``); the record is then rebuilt.
+    """
+
+    sorted_idx: np.ndarray
+    sorted_val: np.ndarray
+    sorted_code: np.ndarray
+    code: np.ndarray
+    contrib: np.ndarray
+    sample_weight: np.ndarray
+    y: np.ndarray
+    unit_weight: bool
+    unit_sample_weight: bool
+    xlogx: np.ndarray
+    is_regression: bool
+    n_sweep: int
+    criterion: int
+    rules: StoppingRules
+    max_features: int
+    weight_root: float
+    rng_state: np.ndarray
+    parallel: bool
+    n_chunks: int
+    random_split: bool
+    mdl_stop: bool
+    cat_slot: np.ndarray
+    two_valued: tuple
+    row_feature: int
+    upkeep: np.ndarray
+    switches: tuple
+    sweeps: tuple  # ``_splitter.sweep_switches``
+
+
+def parallel_pays(fit, work):
+    """Whether a step of ``work`` rows x features is worth a parallel region."""
+    return fit.parallel and work >= PARALLEL_MIN_WORK
+
+
+def evaluate_batch(batch, nodes, node_bits, fit):
     """Find the split of every node of a batch, or decide it is a leaf.
 
     Categorical features (``cat_slot[f] >= 0``, see ``_categorical``) get a subset split;
@@ -466,157 +404,176 @@ def evaluate_batch(
     those is chosen (scikit-learn's random splitter). With ``criterion == GAIN_RATIO`` the
     feature is chosen by C4.5's rule (``_gain_ratio``); ``mdl_stop``: see :func:`accept_split`.
     A multi-output criterion code (``_jit.MULTI_OUTPUT``) searches with ``_multioutput``'s
-    sweep, whose per-row arrays ``code``, ``contrib`` and ``y`` hold one entry per output.
-    ``two_valued`` is ``(slot, threshold, high_bits)`` of ``_two_valued`` (no slot set: none),
-    ``high_bits`` in the order of feature ``row_feature``'s positions; the features with a
-    slot are searched there, from the segments of ``row_feature``.
+    sweep. ``fit.two_valued`` is ``(slot, threshold, high_bits)`` of ``_two_valued`` (no
+    column in ``high_bits``: none); the features with a slot are searched there.
 
     Returns
     -------
-    split_feature : ndarray of int32
-        Chosen feature per batch node, ``-1`` for a leaf.
-    split_pos : ndarray of int64
-        First position of the right child in the node's segment.
-    split_threshold, improvement : ndarray of float64
-        Threshold and weighted impurity decrease of the chosen split.
-    child_stats : ndarray of float64, shape (n_batch, 2, n_stats)
-        Statistics of the left and right child of each chosen split (they were needed for
-        the improvement; :func:`apply_splits` stores them instead of summing again).
-    child_weight, child_impurity : ndarray of float64, shape (n_batch, 2)
-        Weight and impurity of those children.
+    SplitBatch
 
     Notes
     -----
+    This runs in Python, once per level (once per node in best-first growth): it picks which
+    kernels run, so a fit compiles only the searches it uses, and the parallel ones only
+    when a batch is large enough to use threads.
     Leaf rules, in scikit-learn's order: ``depth >= max_depth``, ``n < min_samples_split``,
     ``n < 2 * min_samples_leaf``, ``W < 2 * min_weight_leaf``, ``impurity <= EPSILON``; then no
     valid candidate, or ``improvement + EPSILON < min_impurity_decrease``.
-    Random numbers (``max_features``, random thresholds) are drawn here, serially, in batch
-    order: per node the features first, then one threshold per candidate in feature order.
+    Random numbers (``max_features``, random thresholds) are drawn serially, in batch order:
+    per node the features first, then one threshold per candidate in feature order.
     """
-    two_slot, two_threshold, high_bits = two_valued
-    # Uncounted views of the arguments for the loops below (``_borrow``).
-    (nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_, sorted_idx,
-     sorted_val, sorted_code, code, contrib, sample_weight, y, rng_state, cat_slot, node_bits,
-     two_slot, two_threshold, high_bits) = borrowed((
-        nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-        sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, rng_state, cat_slot,
-        node_bits, two_slot, two_threshold, high_bits))  # fmt: skip
+    categorical_search, absolute_error_search, multi_output_search = fit.switches
+    two_slot, two_threshold, high_bits = fit.two_valued
+    sorted_idx, sorted_val = fit.sorted_idx, fit.sorted_val
     n_features = sorted_idx.shape[0]
-    splits = new_splits(nodes.shape[0], node_stats.shape[1])
-    split_feature, split_pos, split_threshold, improvement, child_stats, _, _ = splits[:7]
-    has_two_valued = high_bits.shape[1] > 0
-    searched, search_nodes = nodes_to_search(
-        nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
-        min_samples_split, min_samples_leaf, min_weight_leaf,
-    )  # fmt: skip
+    splits = new_splits(batch.shape[0], nodes.stats.shape[1])
+    searched, search_nodes = nodes_to_search(batch, nodes, fit.rules)
     n_searched = searched.shape[0]
     if n_searched == 0:
         return splits
-    work = 0
-    for node in search_nodes:
-        work += node_end[node] - node_start[node]
-
-    candidate, out_threshold, out_missing = draw_candidates(
-        search_nodes, node_start, node_end, sorted_val, max_features, rng_state, random_split,
-        has_two_valued, two_slot,
+    work = int((nodes.end[search_nodes] - nodes.start[search_nodes]).sum())
+    candidate = np.empty((n_searched, n_features), dtype=np.uint8)
+    out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
+    out_missing = np.full((n_searched, n_features), -1, dtype=np.int8)
+    draw_candidates(
+        search_nodes, nodes.start, nodes.end, sorted_val, fit.max_features, fit.rng_state,
+        fit.random_split, two_slot, candidate, out_threshold, out_missing,
     )  # fmt: skip
     out_proxy = np.full((n_searched, n_features), NO_SPLIT)  # the sweep skips non-candidates
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
-    cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
+    cat_candidate, out_bits = hold_categorical_candidates(candidate, fit.cat_slot, node_bits)
     # Each node's best proxy so far, which the exact sweeps' pre-tests start from
     # (``_shared_best``): the two-valued features are scored first, for that start.
     node_best = new_shared_best(n_searched)
-    if has_two_valued:
-        codes = sorted_code[row_feature]
-        if parallel and work * high_bits.shape[1] * 64 >= PARALLEL_MIN_WORK:
-            two_valued_splits_parallel(
-                search_nodes, two_slot, two_threshold, codes, node_start, node_end,
-                node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
-                min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, node_best,
-                n_chunks,
-            )  # fmt: skip
+    rules = fit.rules
+    if high_bits.shape[1] > 0:
+        codes = fit.sorted_code[fit.row_feature]
+        two_valued_args = (
+            search_nodes, two_slot, two_threshold, codes, nodes.start, nodes.end, nodes.stats,
+            nodes.weight, high_bits, fit.n_sweep, fit.criterion, rules.min_samples_leaf,
+            rules.min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, node_best,
+        )  # fmt: skip
+        if parallel_pays(fit, work * high_bits.shape[1] * 64):
+            two_valued_splits_parallel(*two_valued_args, fit.n_chunks)
         else:
-            two_valued_splits_serial(
-                search_nodes, two_slot, two_threshold, codes, node_start, node_end,
-                node_stats, node_weight, high_bits, n_sweep, criterion, min_samples_leaf,
-                min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, node_best,
-            )  # fmt: skip
-    # A classification row's contribution is its weight, the same value (``_estimators``'
-    # _classification_sweep), so the sweep reads both from contrib: its second read of a row
-    # then hits the cache line its first one loaded, where a read of sample_weight missed
-    # again (a deep node's rows sit at scattered ids).
-    sweep_weight = sample_weight if is_regression else contrib
-    # The *_search switches are None when the fit cannot use that search: numba then prunes
-    # the branch from this specialisation (see :func:`search_switches`).
+            two_valued_splits_serial(*two_valued_args)
     if absolute_error_search is not None:
-        max_segment = np.int64(0)
-        for node in search_nodes:
-            max_segment = max(max_segment, node_end[node] - node_start[node])
+        max_segment = int((nodes.end[search_nodes] - nodes.start[search_nodes]).max())
         rank_of = np.empty(sorted_idx.shape[1], dtype=np.int64)
         sorted_y = np.empty(sorted_idx.shape[1], dtype=np.float64)
-        rank_targets(search_nodes, node_start, node_end, sorted_idx[0], y, rank_of, sorted_y)
-        if parallel and work * n_features >= PARALLEL_MIN_WORK:
-            absolute_error_splits_parallel(
-                search_nodes, candidate, node_start, node_end, node_weight, sorted_idx,
-                sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
-                min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
-                out_missing,
-            )  # fmt: skip
-        else:
-            absolute_error_splits_serial(
-                search_nodes, candidate, node_start, node_end, node_weight, sorted_idx,
-                sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
-                min_weight_leaf, random_split, max_segment, out_proxy, out_pos, out_threshold,
-                out_missing,
-            )  # fmt: skip
+        rank_targets(
+            search_nodes, nodes.start, nodes.end, sorted_idx[0], fit.y, rank_of, sorted_y
+        )
+        search = (
+            absolute_error_splits_parallel
+            if parallel_pays(fit, work * n_features)
+            else absolute_error_splits_serial
+        )
+        search(
+            search_nodes, candidate, nodes.start, nodes.end, nodes.weight, sorted_idx,
+            sorted_val, rank_of, sorted_y, fit.sample_weight, rules.min_samples_leaf,
+            rules.min_weight_leaf, fit.random_split, max_segment, out_proxy, out_pos,
+            out_threshold, out_missing,
+        )  # fmt: skip
     elif multi_output_search is not None:
-        if parallel and work * n_features >= PARALLEL_MIN_WORK:
-            multi_output_splits_parallel(
-                search_nodes, candidate, node_start, node_end, node_stats, node_weight,
-                sorted_idx, sorted_val, code, contrib, sample_weight, n_sweep, criterion,
-                min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
-                out_threshold, out_missing,
-            )  # fmt: skip
-        else:
-            multi_output_splits_serial(
-                search_nodes, candidate, node_start, node_end, node_stats, node_weight,
-                sorted_idx, sorted_val, code, contrib, sample_weight, n_sweep, criterion,
-                min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
-                out_threshold, out_missing,
-            )  # fmt: skip
-    elif parallel and work * n_features >= PARALLEL_MIN_WORK:
-        best_splits_parallel(
-            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sweep_weight, unit_weight, unit_sample_weight,
-            xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
-            out_pos, out_threshold, out_missing, node_best, n_chunks,
+        search = (
+            multi_output_splits_parallel
+            if parallel_pays(fit, work * n_features)
+            else multi_output_splits_serial
+        )
+        search(
+            search_nodes, candidate, nodes.start, nodes.end, nodes.stats, nodes.weight,
+            sorted_idx, sorted_val, fit.code, fit.contrib, fit.sample_weight, fit.n_sweep,
+            fit.criterion, rules.min_samples_leaf, rules.min_weight_leaf, fit.random_split,
+            out_proxy, out_pos, out_threshold, out_missing,
         )  # fmt: skip
     else:
-        best_splits_serial(
-            search_nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sweep_weight, unit_weight, unit_sample_weight,
-            xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
-            out_pos, out_threshold, out_missing, node_best,
+        # A classification row's contribution is its weight, the same value (``_estimators``'
+        # _classification_sweep), so the sweep reads both from contrib: its second read of a
+        # row then hits the cache line its first one loaded.
+        sweep_weight = fit.sample_weight if fit.is_regression else fit.contrib
+        sweep_args = (
+            search_nodes, candidate, nodes.start, nodes.end, nodes.stats, nodes.weight,
+            sorted_idx, sorted_val, fit.sorted_code, fit.contrib, sweep_weight, fit.unit_weight,
+            fit.unit_sample_weight, fit.xlogx, fit.n_sweep, fit.criterion,
+            rules.min_samples_leaf, rules.min_weight_leaf, out_proxy, out_pos, out_threshold,
+            out_missing, node_best, *fit.sweeps,
         )  # fmt: skip
+        if parallel_pays(fit, work * n_features):
+            best_splits_parallel(*sweep_args, fit.n_chunks)
+        else:
+            best_splits_serial(*sweep_args)
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
-            parallel and work * out_bits.shape[1] >= PARALLEL_MIN_WORK, search_nodes,
-            cat_candidate, cat_slot, node_start, node_end, node_stats,
-            node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
-            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
+            parallel_pays(fit, work * out_bits.shape[1]), search_nodes, cat_candidate,
+            fit.cat_slot, nodes.start, nodes.end, nodes.stats, nodes.weight, sorted_idx,
+            sorted_val, fit.sorted_code, fit.contrib, fit.sample_weight, fit.n_sweep,
+            fit.criterion, rules.min_samples_leaf, rules.min_weight_leaf, out_proxy, out_pos,
+            out_bits,
         )  # fmt: skip
+    search = BatchSearch(
+        searched, search_nodes, out_proxy, out_pos, out_threshold, out_missing, out_bits
+    )
+    choose_splits(
+        search, nodes, sorted_idx, sorted_val, fit.sorted_code, fit.code, fit.contrib,
+        fit.sample_weight, fit.y, fit.is_regression, fit.unit_weight, fit.criterion,
+        fit.weight_root, rules.min_impurity_decrease, fit.mdl_stop, fit.cat_slot, node_bits,
+        fit.two_valued, fit.row_feature, splits, categorical_search, absolute_error_search,
+        multi_output_search, switch(high_bits.shape[1] > 0), switch(fit.criterion == GAIN_RATIO),
+        switch(fit.unit_weight and fit.criterion < MULTI_OUTPUT),
+        switch(fit.criterion in (POISSON, ABSOLUTE_ERROR)),
+    )  # fmt: skip
+    return splits
 
+
+def switch(flag):
+    """Return a kernel switch: True, or None, which numba prunes the branches of."""
+    return True if flag else None
+
+
+@kernel
+def choose_splits(
+    search, nodes, sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y,
+    is_regression, unit_weight, criterion, weight_root, min_impurity_decrease, mdl_stop,
+    cat_slot, node_bits, two_valued, row_feature, splits, categorical_search,
+    absolute_error_search, multi_output_search, two_valued_search, gain_ratio_search,
+    unit_counts, child_rows_search,
+):  # fmt: skip
+    """Reduce each searched node's cuts to its best feature, and accept or refuse that split.
+
+    ``search`` is the batch's :class:`BatchSearch`, ``nodes`` the :class:`NodeArrays`,
+    ``splits`` the :class:`SplitBatch` written. Ties between features go to the lowest
+    index (strictly better wins). The children's statistics are summed here, for the
+    improvement; a subset split's row is stored in ``node_bits[node]`` and its threshold
+    is the node id.
+
+    The ``*_search`` arguments are True when the fit may use that path and None when it
+    cannot: numba removes a branch on ``switch is None`` from the specialisation, so a
+    plain fit compiles none of those paths. ``unit_counts``: the children's statistics are
+    row counts (unweighted, one output), else sums; ``child_rows_search``: the criterion's
+    impurity reads the children's rows (poisson, absolute error).
+    """
+    two_slot, _, high_bits = two_valued
+    # Uncounted views of the arguments for the loop below (``_borrow``).
+    (searched, search_nodes, out_proxy, out_pos, out_threshold, out_missing, out_bits,
+     node_start, node_end, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val,
+     sorted_code, code, contrib, sample_weight, y, cat_slot, node_bits, two_slot, high_bits,
+     child_stats) = borrowed((
+        search.searched, search.nodes, search.proxy, search.pos, search.threshold,
+        search.missing, search.bits, nodes.start, nodes.end, nodes.stats, nodes.weight,
+        nodes.impurity, sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y,
+        cat_slot, node_bits, two_slot, high_bits, splits.child_stats))  # fmt: skip
     # Poisson and absolute error read the children's samples as the runs idx[start:pos] and
     # idx[pos:end]. A split whose left child is not a prefix of the split feature's sorted
     # segment (NaN rows sent left, or a subset split) has its children's ids copied here,
     # left first, at the node's positions (nodes of a batch own disjoint segments).
     child_rows = np.empty(0, dtype=np.int32)
-    for s in range(n_searched):
+    for s in range(searched.shape[0]):
         node = search_nodes[s]
         k = searched[s]
         start = node_start[node]
         end = node_end[node]
-        if criterion == GAIN_RATIO:
+        if gain_ratio_search is not None:
             best_f = gain_ratio_feature_presorted(
                 out_proxy[s], out_pos[s], out_missing[s], sorted_idx, sorted_val, start, end,
                 sample_weight, unit_weight, node_impurity_[node], node_weight[node], cat_slot,
@@ -647,13 +604,13 @@ def evaluate_batch(
                 right_ids, np.int64(0), right_ids.shape[0], np.int64(0), np.int64(0), code,
                 contrib, sample_weight, y, is_regression, child_stats[k, 1],
             )  # fmt: skip
-            if reads_rows(criterion):
+            if child_rows_search is not None:
                 if child_rows.shape[0] == 0:
                     child_rows = np.empty(idx.shape[0], dtype=np.int32)
                 at = copy_rows(left_ids, np.int64(0), left_ids.shape[0], child_rows, start)
                 copy_rows(right_ids, np.int64(0), right_ids.shape[0], child_rows, at)
                 rows = child_rows
-        elif has_two_valued and two_slot[best_f] >= 0:
+        elif two_valued_search is not None and two_slot[best_f] >= 0:
             # Its own segment is stale: the right child's class counts are read from the
             # rows taking high, the left child's are the rest (row counts, so exact).
             n_missing_left = 0
@@ -668,12 +625,12 @@ def evaluate_batch(
             # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
             n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
             end_right = end - n_missing_left
-            if unit_weight and criterion < MULTI_OUTPUT:
+            if unit_counts is not None:
                 # Row counts: from the split feature's sorted codes, read in order (this
                 # loop is serial, and a gather per row cost a cache miss each). Only the
                 # smaller child is counted: the other's counts are the node's minus those,
-                # exact in float64 like every count, and this serial pass reads at most
-                # half of the segment.
+                # exact in float64 like every count, and this pass reads at most half of
+                # the segment.
                 codes = sorted_code[best_f]
                 small = 0 if pos - start + end - end_right <= end_right - pos else 1
                 if small == 0:
@@ -695,7 +652,7 @@ def evaluate_batch(
                     criterion, multi_output_search, idx, pos, end_right, end_right, end_right,
                     code, contrib, sample_weight, y, is_regression, child_stats[k, 1],
                 )  # fmt: skip
-            if n_missing_left > 0 and reads_rows(criterion):
+            if child_rows_search is not None and n_missing_left > 0:
                 if child_rows.shape[0] == 0:
                     child_rows = np.empty(idx.shape[0], dtype=np.int32)
                 at = copy_rows(idx, start, pos, child_rows, start)
@@ -708,15 +665,10 @@ def evaluate_batch(
             min_impurity_decrease, splits, rows, start, end, y, sample_weight, mdl_stop,
             absolute_error_search,
         )  # fmt: skip
-    return splits
 
 
 @inline_kernel
-def append_children(
-    k, node, first_child, split_feature, split_pos, split_threshold, split_missing,
-    child_stats, child_weight, child_impurity, feature, threshold, left, right, missing_left,
-    node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-):  # fmt: skip
+def append_children(k, node, first_child, splits, nodes):
     """Make batch node ``k`` (id ``node``) a split with children ``first_child`` and the next.
 
     ``missing_left`` is the side learned for the node's NaN rows, plus ``LEARNED_FLAG``
@@ -724,147 +676,101 @@ def append_children(
     scikit-learn's rule: NaN goes to the child with strictly more training samples, else
     right.
     """
-    start = node_start[node]
-    end = node_end[node]
-    pos = split_pos[k]
-    feature[node] = split_feature[k]
-    threshold[node] = split_threshold[k]
-    left[node] = first_child
-    right[node] = first_child + 1
-    if split_missing[k] >= 0:
-        missing_left[node] = split_missing[k] + LEARNED_FLAG
+    start = nodes.start[node]
+    end = nodes.end[node]
+    pos = splits.pos[k]
+    nodes.feature[node] = splits.feature[k]
+    nodes.threshold[node] = splits.threshold[k]
+    nodes.left[node] = first_child
+    nodes.right[node] = first_child + 1
+    if splits.missing[k] >= 0:
+        nodes.missing_left[node] = splits.missing[k] + LEARNED_FLAG
     else:
-        missing_left[node] = 1 if pos - start > end - pos else 0
+        nodes.missing_left[node] = 1 if pos - start > end - pos else 0
     for side in range(2):
         child = first_child + side
         # A leaf until it is split; written here, as grown storage is not pre-filled.
-        feature[child] = TREE_UNDEFINED
-        threshold[child] = TREE_UNDEFINED
-        left[child] = TREE_LEAF
-        right[child] = TREE_LEAF
-        missing_left[child] = 0
-        node_start[child] = start if side == 0 else pos
-        node_end[child] = pos if side == 0 else end
-        node_depth[child] = node_depth[node] + 1
-        node_stats[child] = child_stats[k, side]
-        node_weight[child] = child_weight[k, side]
-        node_impurity_[child] = child_impurity[k, side]
+        nodes.feature[child] = TREE_UNDEFINED
+        nodes.threshold[child] = TREE_UNDEFINED
+        nodes.left[child] = TREE_LEAF
+        nodes.right[child] = TREE_LEAF
+        nodes.missing_left[child] = 0
+        nodes.start[child] = start if side == 0 else pos
+        nodes.end[child] = pos if side == 0 else end
+        nodes.depth[child] = nodes.depth[node] + 1
+        # Element by element: an array assignment compiles numba's shape-mismatch error path.
+        for c in range(nodes.stats.shape[1]):
+            nodes.stats[child, c] = splits.child_stats[k, side, c]
+        nodes.weight[child] = splits.child_weight[k, side]
+        nodes.impurity[child] = splits.child_impurity[k, side]
 
 
-@inline_kernel
-def append_split_children(
-    nodes, split_feature, split_pos, split_threshold, split_missing, child_stats, child_weight,
-    child_impurity, node_count, feature, threshold, left, right, missing_left, node_start,
-    node_end, node_depth, node_stats, node_weight, node_impurity_,
-):  # fmt: skip
-    """:func:`append_children` for every batch node with ``split_feature >= 0``, in batch order.
+@kernel
+def append_split_children(batch, splits, node_count, nodes):
+    """:func:`append_children` for every batch node with a split, in batch order.
 
     Returns the new node count.
     """
-    for k in range(nodes.shape[0]):
-        if split_feature[k] >= 0:
-            append_children(
-                k, nodes[k], node_count, split_feature, split_pos, split_threshold,
-                split_missing, child_stats, child_weight, child_impurity, feature, threshold,
-                left, right, missing_left, node_start, node_end, node_depth, node_stats,
-                node_weight, node_impurity_,
-            )  # fmt: skip
+    for k in range(batch.shape[0]):
+        if splits.feature[k] >= 0:
+            append_children(k, batch[k], node_count, splits, nodes)
             node_count += 2
     return node_count
 
 
 @kernel
-def apply_splits(
-    nodes, split_feature, split_pos, split_threshold, split_missing, child_stats, child_weight,
-    child_impurity, node_count, feature, threshold, left, right, missing_left, node_start, node_end,
-    node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val, sorted_code,
-    goes_left, parallel, n_chunks, cat_slot, node_bits, two_valued, row_feature, upkeep,
-    max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+def mark_sides(
+    batch, splits, node_count, nodes, sorted_idx, sorted_val, goes_left, cleared, cat_slot,
+    node_bits, two_valued, row_feature, rules, split_nodes, split_features, flip, left_size,
+    categorical_search, two_valued_search,
 ):  # fmt: skip
-    """Split the batch nodes whose ``split_feature >= 0``; children get ids from ``node_count``.
+    """Append the children of every split node and mark each sample's side in ``goes_left``.
 
-    The storage arrays must have room for two children per split node.
+    Fills the partition's inputs (``split_nodes``, ``split_features``, ``flip``,
+    ``left_size``: one entry per node to partition) and returns ``node_count, n_split,
+    max_segment, work``. ``cleared``: every flag of ``goes_left`` is 0 on entry.
 
     A node whose two children are leaves by the rules alone (:func:`is_leaf_by_rules`: the
     last level of a ``max_depth`` tree, pure or too small children) is not partitioned: the
     children's statistics and impurities were computed from the parent's segment during the
-    search, and nothing reads a leaf's segment. At ``max_depth=10`` that is the last level's
-    partition, a tenth of the partition work.
-
-    Returns
-    -------
-    int
-        The new node count.
-
-    Notes
-    -----
-    Children are appended in batch order, left before right, so ``right == left + 1`` and a
-    batch that is one level yields breadth-first ids. ``two_valued`` and ``row_feature``: see
-    :func:`evaluate_batch`; ``upkeep``: see ``_splitter.partition_feature``.
+    search, and nothing reads a leaf's segment.
     """
     two_slot, _, high_bits = two_valued
-    # Uncounted views of the arguments for the loops below (``_borrow``).
-    (nodes, split_feature, split_pos, split_threshold, split_missing, child_stats, child_weight,
-     child_impurity, feature, threshold, left, right, missing_left, node_start, node_end,
-     node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val, sorted_code,
-     goes_left, cat_slot, node_bits, two_slot, high_bits) = borrowed((
-        nodes, split_feature, split_pos, split_threshold, split_missing, child_stats,
-        child_weight, child_impurity, feature, threshold, left, right, missing_left, node_start,
-        node_end, node_depth, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val,
-        sorted_code, goes_left, cat_slot, node_bits, two_slot, high_bits))  # fmt: skip
-    n_batch = nodes.shape[0]
-    split_nodes = np.empty(n_batch, dtype=np.int64)
-    split_features = np.empty(n_batch, dtype=np.int32)
-    flip = np.zeros(n_batch, dtype=np.uint8)
-    left_size = np.empty(n_batch, dtype=np.int64)
-    # With every flag cleared first, a plain split raises only its smaller child's flags (an
-    # OR per sample, on at most half of the segment) and says which child that is in flip.
-    # Clearing costs the whole bit array, so it is done only when the batch's segments are
-    # large against it (a level of a breadth-first build), not for the few small nodes of a
-    # best-first step; otherwise, and for the other kinds of split, each flag of the segment
-    # is set (set_side_flag).
-    batch_rows = 0
-    for k in range(n_batch):
-        if split_feature[k] >= 0:
-            batch_rows += node_end[nodes[k]] - node_start[nodes[k]]
-    cleared = batch_rows >= goes_left.shape[0]
-    if cleared:
-        goes_left[:] = 0
+    # Uncounted views of the arguments for the loop below (``_borrow``).
+    (batch, node_start, node_end, sorted_idx, sorted_val, goes_left, cat_slot, node_bits,
+     two_slot, high_bits, split_nodes, split_features, flip, left_size) = borrowed((
+        batch, nodes.start, nodes.end, sorted_idx, sorted_val, goes_left, cat_slot, node_bits,
+        two_slot, high_bits, split_nodes, split_features, flip, left_size))  # fmt: skip
     n_split = 0
     max_segment = np.int64(0)
-    work = 0
-    for k in range(n_batch):
-        f = split_feature[k]
+    work = np.int64(0)
+    for k in range(batch.shape[0]):
+        f = splits.feature[k]
         if f < 0:
             continue
-        node = nodes[k]
+        node = batch[k]
         start = node_start[node]
         end = node_end[node]
-        pos = split_pos[k]
+        pos = splits.pos[k]
         idx = sorted_idx[f]
-        append_children(
-            k, node, node_count, split_feature, split_pos, split_threshold, split_missing,
-            child_stats, child_weight, child_impurity, feature, threshold, left, right,
-            missing_left, node_start, node_end, node_depth, node_stats, node_weight,
-            node_impurity_,
-        )  # fmt: skip
+        append_children(k, node, node_count, splits, nodes)
         node_count += 2
         both_leaves = True
         for child in range(node_count - 2, node_count):
             both_leaves = both_leaves and is_leaf_by_rules(
-                node_end[child] - node_start[child], node_weight[child], node_impurity_[child],
-                node_depth[child], max_depth, min_samples_split, min_samples_leaf,
-                min_weight_leaf,
+                node_end[child] - node_start[child], nodes.weight[child], nodes.impurity[child],
+                nodes.depth[child], rules.max_depth, rules.min_samples_split,
+                rules.min_samples_leaf, rules.min_weight_leaf,
             )  # fmt: skip
         if both_leaves:
             continue
         split_nodes[n_split] = node
-        if cat_slot[f] >= 0:
+        if categorical_search is not None and cat_slot[f] >= 0:
             # A subset split: rows go by category, and the split feature's own segment
             # must be partitioned too (-1 matches no feature in the partition).
             mark_goes_left(idx, sorted_val[f], start, end, node_bits[node], goes_left)
             split_features[n_split] = -1
-        elif high_bits.shape[1] > 0 and two_slot[f] >= 0:
+        elif two_valued_search is not None and two_slot[f] >= 0:
             # Its segment is stale: the rows come from the row feature, sides from the bits.
             mark_two_valued_sides(
                 sorted_idx[row_feature], start, end, high_bits, two_slot[f], goes_left
@@ -876,7 +782,7 @@ def apply_splits(
             # the split feature's own segment is partitioned like the others' (left | NaN |
             # right becomes left, NaN | right, each child with its NaN last).
             n_missing_left = (
-                count_missing(sorted_val[f], start, end) if split_missing[k] == 1 else 0
+                count_missing(sorted_val[f], start, end) if splits.missing[k] == 1 else 0
             )
             end_right = end - n_missing_left
             end_left = pos - n_missing_left
@@ -885,6 +791,9 @@ def apply_splits(
                     p = np.int64(u)
                     set_side_flag(goes_left, idx[u], p < end_left or p >= end_right)
             elif end_left - start + end - end_right <= end_right - end_left:
+                # With every flag cleared first, a plain split raises only its smaller
+                # child's flags (an OR per sample, on at most half of the segment) and
+                # says which child that is in flip.
                 raise_side_flags(idx, start, end_left, goes_left)
                 raise_side_flags(idx, end_right, end, goes_left)
             else:
@@ -895,23 +804,54 @@ def apply_splits(
         n_split += 1
         max_segment = max(max_segment, end - start)
         work += end - start
+    return node_count, n_split, max_segment, work
+
+
+def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
+    """Split the batch nodes that have a split; children get ids from ``node_count``.
+
+    The node storage must have room for two children per split node. Returns the new node
+    count.
+
+    Notes
+    -----
+    Children are appended in batch order, left before right, so ``right == left + 1`` and a
+    batch that is one level yields breadth-first ids. Clearing every side flag first costs
+    the whole bit array, so it is done only when the batch's segments are large against it
+    (a level of a breadth-first build), not for the few small nodes of a best-first step;
+    otherwise each flag of the segment is set.
+    """
+    categorical_search = fit.switches[0]
+    two_valued_search = True if fit.two_valued[2].shape[1] > 0 else None
+    n_batch = batch.shape[0]
+    split = splits.feature >= 0
+    batch_rows = int((nodes.end[batch[split]] - nodes.start[batch[split]]).sum())
+    cleared = batch_rows >= goes_left.shape[0]
+    if cleared:
+        goes_left[:] = 0
+    split_nodes = np.empty(n_batch, dtype=np.int64)
+    split_features = np.empty(n_batch, dtype=np.int32)
+    flip = np.zeros(n_batch, dtype=np.uint8)
+    left_size = np.empty(n_batch, dtype=np.int64)
+    node_count, n_split, max_segment, work = mark_sides(
+        batch, splits, node_count, nodes, fit.sorted_idx, fit.sorted_val, goes_left, cleared,
+        fit.cat_slot, node_bits, fit.two_valued, fit.row_feature, fit.rules, split_nodes,
+        split_features, flip, left_size, categorical_search, two_valued_search,
+    )  # fmt: skip
     if n_split > 0:
-        split_nodes = split_nodes[:n_split]
-        split_features = split_features[:n_split]
-        flip = flip[:n_split]
-        left_size = left_size[:n_split]
-        if parallel and work * sorted_idx.shape[0] >= PARALLEL_MIN_WORK:
-            partition_parallel(split_nodes, node_start, node_end, split_features, goes_left,
-                               flip, left_size, sorted_idx, sorted_val, sorted_code, upkeep,
-                               high_bits, max_segment, n_chunks)  # fmt: skip
+        partition_args = (
+            split_nodes[:n_split], nodes.start, nodes.end, split_features[:n_split], goes_left,
+            flip[:n_split], left_size[:n_split], fit.sorted_idx, fit.sorted_val,
+            fit.sorted_code, fit.upkeep, fit.two_valued[2], max_segment,
+            partition_switch(fit.sorted_idx.shape[1]), switch(fit.two_valued[2].shape[1] > 0),
+        )  # fmt: skip
+        if parallel_pays(fit, work * fit.sorted_idx.shape[0]):
+            partition_parallel(*partition_args, fit.n_chunks)
         else:
-            partition_serial(split_nodes, node_start, node_end, split_features, goes_left,
-                             flip, left_size, sorted_idx, sorted_val, sorted_code, upkeep,
-                             high_bits, max_segment)  # fmt: skip
+            partition_serial(*partition_args)
     return node_count
 
 
-@kernel
 def build(
     sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
@@ -964,7 +904,7 @@ def build(
         ``slot, threshold, high_bits`` of ``_two_valued`` (``high_bits`` with no column: the
         path is off). Features with a slot are searched there; at least one feature has none.
     categorical_search, absolute_error_search, multi_output_search : True or None
-        Compile-time switches of the optional split searches (:func:`search_switches`).
+        The optional split searches the fit may use (:func:`search_switches`).
 
     Returns
     -------
@@ -980,309 +920,270 @@ def build(
 
     Notes
     -----
-    No recursion: the frontier is an id range (level-wise) or a binary heap (best-first).
-    Storage grows by doubling. Cost per level: O(n_features * n_active) for the sweeps and the
-    partition, where ``n_active`` counts the samples of nodes still being split.
+    The loop over levels (best-first steps) runs in Python and calls a few kernels per
+    level: :func:`evaluate_batch` and :func:`apply_splits` choose them, so a fit compiles
+    only what it runs. No recursion: the frontier is an id range (level-wise) or a heap
+    (best-first). Storage grows by doubling. Cost per level: O(n_features * n_active) for
+    the sweeps and the partition, where ``n_active`` counts the samples of nodes still
+    being split.
     """
     n_samples = sorted_idx.shape[1]
-    # Unweighted regression: the sweep counts rows for the side weights instead of reading
-    # sample_weight at each row's id, which a deep node holds scattered (a cache miss per row).
-    unit_sample_weight = unit_weight or all_ones(sample_weight)
-    # Entropy and gain ratio on row counts screen their cuts with a table of n ln n.
-    xlogx = screening_table(n_samples, unit_weight, criterion)
-    row_feature, upkeep = segment_upkeep(two_valued)
-    two_valued = bits_in_row_order(two_valued, sorted_idx[row_feature])
+    rules = StoppingRules(
+        int(max_depth), int(min_samples_split), int(min_samples_leaf), float(min_weight_leaf),
+        float(min_impurity_decrease),
+    )  # fmt: skip
+    switches = (categorical_search, absolute_error_search, multi_output_search)
+    row_feature, upkeep = segment_upkeep(two_valued[0])
+    if two_valued[2].shape[1] > 0:
+        two_valued = bits_in_row_order(two_valued, sorted_idx[row_feature])
     capacity = INITIAL_CAPACITY
-    tree = new_nodes(capacity, n_stats)
+    nodes = new_nodes(capacity, n_stats)
     goes_left = new_side_flags(n_samples)
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
-    weight_root = init_root(tree, sorted_idx[row_feature], code, contrib, sample_weight, y,
-                            is_regression, criterion, absolute_error_search,
-                            multi_output_search)  # fmt: skip
-    node_count = np.int64(1)
-    frontier = new_frontier(capacity, n_stats)
-    heap_size = np.int64(0)
+    weight_root = init_root(
+        nodes, sorted_idx[row_feature], code, contrib, sample_weight, y, is_regression,
+        criterion, absolute_error_search, multi_output_search,
+    )  # fmt: skip
+    # Entropy and gain ratio on row counts screen their cuts with a table of n ln n.
+    xlogx = screening_table(n_samples, unit_weight, criterion)
+    # NaN sorts last in each presorted column (two-valued columns are not sorted and have none).
+    has_missing = bool((np.isnan(sorted_val[:, -1]) & (two_valued[0] < 0)).any())
+    fit = PresortedFit(
+        sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, bool(unit_weight),
+        # Unweighted regression: the sweep counts rows for the side weights instead of
+        # reading sample_weight at each row's id (a cache miss per row in a deep node).
+        bool(unit_weight or np.all(sample_weight == 1.0)), xlogx,
+        bool(is_regression), int(n_sweep), int(criterion), rules, int(max_features),
+        float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(random_split),
+        bool(mdl_stop), cat_slot, two_valued, row_feature, upkeep, switches,
+        sweep_switches(
+            random_split, has_missing, unit_weight, criterion, n_sweep, weight_root, xlogx
+        ),
+    )  # fmt: skip
+    node_count = 1
     best_first = max_leaf_nodes > 0
+    frontier = Frontier(capacity, n_stats) if best_first else None
     batch = np.zeros(1, dtype=np.int64)  # the root
     splits_left = max_leaf_nodes - 1
     # Weighted or regression sweeps read contrib and sample_weight by sample id: renumbered
     # by position, a node's ids are its segment's positions (see renumber_samples). Level-wise
     # growth of the common fit only (the optional searches keep other arrays by id).
-    renumber = (
-        not unit_weight
-        and not best_first
-        and categorical_search is None
-        and absolute_error_search is None
-        and multi_output_search is None
-    )
+    renumber = not unit_weight and not best_first and all(s is None for s in switches)
     window = n_samples
     while batch.shape[0] > 0:
-        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
-         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
         if renumber:
-            largest = largest_segment(batch, node_start, node_end)
+            largest = int((nodes.end[batch] - nodes.start[batch]).max())
             if largest * RENUMBER_SHRINK <= window:
-                code, contrib, sample_weight, y = renumber_samples(
-                    sorted_idx, row_feature, upkeep, code, contrib, sample_weight, y
-                )
+                renumbered = renumber_samples(
+                    sorted_idx, row_feature, upkeep, fit.code, fit.contrib, fit.sample_weight,
+                    fit.y,
+                )  # fmt: skip
+                code, contrib, weight, y = renumbered
+                fit = fit._replace(code=code, contrib=contrib, sample_weight=weight, y=y)
                 window = largest
-        splits = evaluate_batch(
-            batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-            sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight,
-            unit_sample_weight, xlogx, y, is_regression, n_sweep, criterion, max_depth,
-            min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
-            max_features, weight_root, rng_state, parallel, n_chunks, random_split, mdl_stop,
-            cat_slot, node_bits, two_valued, row_feature, categorical_search,
-            absolute_error_search, multi_output_search,
-        )  # fmt: skip
+        splits = evaluate_batch(batch, nodes, node_bits, fit)
         if best_first:
-            frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
-            if heap_size == 0 or splits_left <= 0:
+            frontier.queue(batch, splits)
+            if not frontier.heap or splits_left <= 0:
                 break
             splits_left -= 1
-            batch, splits, heap_size = pop_best(frontier, heap_size)
-        capacity, tree, frontier = make_room(batch, splits[0], node_count, capacity, tree,
-                                             frontier, best_first)  # fmt: skip
+            batch, splits = frontier.pop()
+        capacity, nodes = make_room(splits, node_count, capacity, nodes, frontier)
         if capacity > node_bits.shape[0]:
-            node_bits = grow(node_bits, capacity, np.int64(0))
-        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
-         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
-        split_feature, split_pos, split_threshold, _, child_stats, child_weight, child_impurity = (
-            splits[:7]
-        )
+            node_bits = grown(node_bits, capacity, 0)
         first_child = node_count
-        node_count = apply_splits(
-            batch, split_feature, split_pos, split_threshold, splits[7], child_stats,
-            child_weight, child_impurity, node_count, feature, threshold, left, right, missing_left,
-            node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-            sorted_idx, sorted_val, sorted_code, goes_left, parallel, n_chunks, cat_slot,
-            node_bits, two_valued, row_feature, upkeep, max_depth, min_samples_split,
-            min_samples_leaf, min_weight_leaf,
-        )  # fmt: skip
-        batch = np.arange(first_child, node_count).astype(np.int64)
-    return finished_tree(tree, node_count), node_bits[:node_count].copy()
+        node_count = apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit)
+        batch = np.arange(first_child, node_count, dtype=np.int64)
+    return finished_tree(nodes, node_count), node_bits[:node_count].copy()
 
 
-@inline_kernel
-def segment_upkeep(two_valued):
+def segment_upkeep(two_slot):
     """Return the feature read as the nodes' row sets, and what the partition does to each.
 
     The row feature is the first one not searched by ``_two_valued`` (feature 0 without
     them, which ``_absolute_error.rank_targets`` relies on); it is partitioned even where it
     is constant, the two-valued features never (see ``_splitter.partition_feature``).
     """
-    two_slot = two_valued[0]
     upkeep = np.full(two_slot.shape[0], UPKEEP_UNLESS_CONSTANT, dtype=np.uint8)
-    row_feature = np.int64(0)
-    while two_slot[row_feature] >= 0:
-        row_feature += 1
+    row_feature = int(np.flatnonzero(two_slot < 0)[0])
     upkeep[row_feature] = UPKEEP_ALWAYS
-    for f in range(two_slot.shape[0]):
-        if two_slot[f] >= 0:
-            upkeep[f] = UPKEEP_NEVER
+    upkeep[two_slot >= 0] = UPKEEP_NEVER
     return row_feature, upkeep
 
 
-@inline_kernel
-def new_nodes(capacity, n_stats):
-    """Allocate node storage with room for ``capacity`` nodes.
-
-    The tuple is ``feature, threshold, left, right, missing_left, node_start, node_end,
-    node_depth, node_stats, node_weight, node_impurity``.
-    """
-    return (
-        np.full(capacity, TREE_UNDEFINED, dtype=np.int32),
-        np.full(capacity, float(TREE_UNDEFINED), dtype=np.float64),
-        np.full(capacity, TREE_LEAF, dtype=np.int32),
-        np.full(capacity, TREE_LEAF, dtype=np.int32),
-        np.zeros(capacity, dtype=np.uint8),
-        np.zeros(capacity, dtype=np.int64),
-        np.zeros(capacity, dtype=np.int64),
-        np.zeros(capacity, dtype=np.int64),
-        np.zeros((capacity, n_stats), dtype=np.float64),
-        np.zeros(capacity, dtype=np.float64),
-        np.zeros(capacity, dtype=np.float64),
-    )
-
-
-@inline_kernel
+@kernel
 def init_root(
-    tree, root_idx, code, contrib, sample_weight, y, is_regression, criterion,
+    nodes, root_idx, code, contrib, sample_weight, y, is_regression, criterion,
     absolute_error_search, multi_output_search,
 ):  # fmt: skip
-    """Make node 0 the root over all samples ``root_idx``; returns its weight.
+    """Make node 0 of ``nodes`` the root over all samples ``root_idx``; returns its weight.
 
     The switches are those of :func:`search_switches`.
     """
-    node_end = tree[6]
-    node_stats = tree[8]
-    node_weight = tree[9]
-    node_impurity_ = tree[10]
     n_samples = root_idx.shape[0]
-    node_end[0] = n_samples
+    nodes.end[0] = n_samples
     # The root holds every sample, so its statistics are summed in id order, reading code,
-    # contrib and weight in order instead of gathering them through the presorted ids: a
-    # depth-1 covtype fit took 0.99x the time (3 ms of 237). Id order is also the order
-    # scikit-learn sums the root in, which matters to weighted fits' rounding.
+    # contrib and weight in order instead of gathering them through the presorted ids. Id
+    # order is also the order scikit-learn sums the root in, which matters to weighted
+    # fits' rounding.
     ids = np.empty(n_samples, dtype=np.int32)
     for i in range(n_samples):
         ids[i] = i
-    node_weight[0] = stats_of_rows(
+    nodes.weight[0] = stats_of_rows(
         criterion, multi_output_search, ids, np.int64(0), n_samples, np.int64(0),
-        np.int64(0), code, contrib, sample_weight, y, is_regression, node_stats[0],
+        np.int64(0), code, contrib, sample_weight, y, is_regression, nodes.stats[0],
     )  # fmt: skip
-    node_impurity_[0] = segment_impurity(
-        criterion, node_stats[0], node_weight[0], root_idx, np.int64(0), n_samples, y,
+    nodes.impurity[0] = segment_impurity(
+        criterion, nodes.stats[0], nodes.weight[0], root_idx, np.int64(0), n_samples, y,
         sample_weight, absolute_error_search,
     )  # fmt: skip
-    return node_weight[0]
+    return nodes.weight[0]
 
 
-@inline_kernel
-def new_frontier(capacity, n_stats):
-    """Allocate the best-first frontier.
+class Frontier:
+    """The best-first frontier: queued nodes by improvement, and each one's pending split.
 
-    A binary max-heap of (improvement, -node id) in two arrays, and the pending split of
-    every queued node: a split record (:func:`new_splits`) indexed by node id.
+    The order is larger improvement first, then the older node (smaller id): a heap of
+    ``(-improvement, node)``, whose keys are distinct, so the order of pops is fixed.
     """
-    return (
-        np.empty(INITIAL_CAPACITY, dtype=np.int64),
-        np.empty(INITIAL_CAPACITY, dtype=np.float64),
-        new_splits(capacity, n_stats),
-    )
+
+    def __init__(self, capacity: int, n_stats: int) -> None:
+        self.heap: list[tuple[float, int]] = []
+        self.pending = new_splits(capacity, n_stats)  # indexed by node id
+
+    def grow(self, capacity: int) -> None:
+        """Make room for node ids below ``capacity``."""
+        self.pending = SplitBatch(*(grown(a, capacity) for a in self.pending))
+
+    def queue(self, batch, splits) -> None:
+        """Queue the batch nodes that have a split."""
+        ks = np.flatnonzero(splits.feature >= 0)
+        queued = batch[ks]
+        for src, dst in zip(splits, self.pending, strict=True):
+            dst[queued] = src[ks]
+        for k, node in zip(ks.tolist(), queued.tolist(), strict=True):
+            heapq.heappush(self.heap, (-float(splits.improvement[k]), node))
+
+    def pop(self):
+        """Take the best node off the frontier: a one-node batch and its split."""
+        _, node = heapq.heappop(self.heap)
+        splits = SplitBatch(*(a[node : node + 1].copy() for a in self.pending))
+        return np.full(1, node, dtype=np.int64), splits
 
 
-@inline_kernel
-def copy_split(src, k, dst, j):
-    """Copy entry ``k`` of split record ``src`` to entry ``j`` of ``dst``."""
-    dst[0][j] = src[0][k]
-    dst[1][j] = src[1][k]
-    dst[2][j] = src[2][k]
-    dst[3][j] = src[3][k]
-    dst[4][j] = src[4][k]
-    dst[5][j] = src[5][k]
-    dst[6][j] = src[6][k]
-    dst[7][j] = src[7][k]
+def make_room(splits, node_count, capacity, nodes, frontier):
+    """Grow the node storage (doubling) so the batch's children fit.
 
-
-@inline_kernel
-def queue_splits(batch, splits, frontier, heap_size):
-    """Queue the batch nodes that have a split; returns the frontier and the heap size."""
-    heap_node, heap_gain, pending = frontier
-    for k in range(batch.shape[0]):
-        if splits[0][k] < 0:
-            continue
-        node = batch[k]
-        copy_split(splits, k, pending, node)
-        if heap_size == heap_node.shape[0]:
-            heap_node = grow(heap_node, 2 * heap_size, np.int64(0))
-            heap_gain = grow(heap_gain, 2 * heap_size, 0.0)
-        heap_size = heap_push(heap_node, heap_gain, heap_size, node, splits[3][k])
-    return (heap_node, heap_gain, pending), heap_size
-
-
-@inline_kernel
-def pop_best(frontier, heap_size):
-    """Take the best node off the frontier: returns it as a one-node batch with its split."""
-    heap_node, heap_gain, pending = frontier
-    node = heap_node[0]
-    heap_size = heap_pop(heap_node, heap_gain, heap_size)
-    splits = new_splits(1, pending[4].shape[2])
-    copy_split(pending, node, splits, 0)
-    return np.full(1, node, dtype=np.int64), splits, heap_size
-
-
-@inline_kernel
-def make_room(batch, split_feature, node_count, capacity, tree, frontier, best_first):
-    """Grow the node storage (doubling) so the batch's children fit; returns the new state."""
-    n_new = 0
-    for k in range(batch.shape[0]):
-        if split_feature[k] >= 0:
-            n_new += 2
+    Returns the capacity and the node arrays (the same ones when they had room).
+    """
+    n_new = 2 * int(np.count_nonzero(splits.feature >= 0))
     if node_count + n_new <= capacity:
-        return capacity, tree, frontier
+        return capacity, nodes
     capacity = max(2 * capacity, node_count + n_new)
-    (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
-     node_stats, node_weight, node_impurity_) = tree  # fmt: skip
-    tree = (
-        grow_unset(feature, capacity),
-        grow_unset(threshold, capacity),
-        grow_unset(left, capacity),
-        grow_unset(right, capacity),
-        grow_unset(missing_left, capacity),
-        grow_unset(node_start, capacity),
-        grow_unset(node_end, capacity),
-        grow_unset(node_depth, capacity),
-        grow_unset(node_stats, capacity),
-        grow_unset(node_weight, capacity),
-        grow_unset(node_impurity_, capacity),
-    )
-    if best_first:
-        heap_node, heap_gain, pending = frontier
-        bigger = new_splits(capacity, pending[4].shape[2])
-        for node in range(pending[0].shape[0]):
-            copy_split(pending, node, bigger, node)
-        frontier = (heap_node, heap_gain, bigger)
-    return capacity, tree, frontier
+    nodes = NodeArrays(*(grown(a, capacity) for a in nodes))
+    if frontier is not None:
+        frontier.grow(capacity)
+    return capacity, nodes
 
 
-@inline_kernel
-def finished_tree(tree, node_count):
+def finished_tree(nodes, node_count):
     """Return the builders' result: the node arrays cut to ``node_count`` (see :func:`build`).
 
     Views, not copies: the estimator's ``Tree`` copies what it keeps once the presorted
     data are freed, so a copy here would only raise the fit's peak memory.
     """
-    (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
-     node_stats, node_weight, node_impurity_) = tree  # fmt: skip
-    n_node_samples = node_end[:node_count] - node_start[:node_count]
+    n = node_count
     return (
-        feature[:node_count],
-        threshold[:node_count],
-        left[:node_count],
-        right[:node_count],
-        missing_left[:node_count],
-        node_depth[:node_count],
-        node_stats[:node_count],
-        node_weight[:node_count],
-        node_impurity_[:node_count],
-        n_node_samples,
+        nodes.feature[:n],
+        nodes.threshold[:n],
+        nodes.left[:n],
+        nodes.right[:n],
+        nodes.missing_left[:n],
+        nodes.depth[:n],
+        nodes.stats[:n],
+        nodes.weight[:n],
+        nodes.impurity[:n],
+        nodes.end[:n] - nodes.start[:n],
     )
 
 
 # A node keeps its histogram while open (so a child can derive its own by subtraction) only
 # if building one from its rows, rows x n_features adds, costs more than twice the
-# histogram's size (zeroing plus subtracting it). On 1M x 20 binary that is 1,020 rows: a
-# quarter of it built the full-depth tree no faster (1.38 s vs 1.41 s CPU), a fixed 16k
-# rows took twice as long. The rule also bounds the stored histograms' memory by
-# 8 bytes x n_samples x n_features. Smaller nodes build a throw-away histogram when searched.
+# histogram's size (zeroing plus subtracting it). The rule also bounds the stored
+# histograms' memory by 8 bytes x n_samples x n_features. Smaller nodes build a throw-away
+# histogram when searched.
 STORED_HIST_MIN_ROWS = 256
 
 
-@inline_kernel
 def stored_histogram_min_rows(n_features, n_total_bins, width):
     """Fewest rows a node needs to keep its histogram (see ``STORED_HIST_MIN_ROWS``)."""
     return max(STORED_HIST_MIN_ROWS, 2 * n_total_bins * width // n_features)
 
 
+class BinnedFit(NamedTuple):
+    """What every level of a histogram fit reads (see :class:`PresortedFit`).
+
+    ``contrib``, ``sample_weight`` and ``y`` are indexed by sample id, their ``position_``
+    copies by position, like ``codes`` and ``code`` (partitioned with the rows).
+    """
+
+    codes: np.ndarray
+    bin_offset: np.ndarray
+    bin_min: np.ndarray
+    bin_max: np.ndarray
+    near_ties: np.ndarray
+    rows: np.ndarray
+    code: np.ndarray
+    contrib: np.ndarray
+    sample_weight: np.ndarray
+    y: np.ndarray
+    position_contrib: np.ndarray
+    position_weight: np.ndarray
+    position_y: np.ndarray
+    unit_weight: bool
+    is_regression: bool
+    n_sweep: int
+    criterion: int
+    xlogx: np.ndarray
+    rules: StoppingRules
+    max_features: int
+    weight_root: float
+    rng_state: np.ndarray
+    parallel: bool
+    n_chunks: int
+    mdl_stop: bool
+    cat_slot: np.ndarray
+    nan_bin: np.ndarray
+    categorical_search: object
+    min_stored_rows: int
+
+
 @kernel
-def evaluate_batch_hist(
-    nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-    node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-    sample_weight, unit_weight, y, position_contrib, position_weight, position_y, is_regression,
-    n_sweep, criterion, xlogx, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-    min_impurity_decrease, max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop,
-    cat_slot, nan_bin, node_bits, categorical_search,
+def draw_candidates_binned(
+    search_nodes, node_slot, node_start, node_end, hist_pool, codes, bin_offset, bin_min,
+    bin_max, n_sweep, unit_weight, max_features, rng_state, candidate,
 ):  # fmt: skip
+    """Fill ``candidate`` for every searched node (``_splitter.draw_candidate_features``)."""
+    n_features = codes.shape[1]
+    f_order = np.empty(n_features, dtype=np.int64)
+    constant = np.zeros(n_features, dtype=np.uint8)
+    for s in range(search_nodes.shape[0]):
+        node = search_nodes[s]
+        if max_features < n_features:
+            constant_features(hist_pool, node_slot[node], node_start[node], node_end[node],
+                              codes, bin_offset, bin_min, bin_max, n_sweep, unit_weight,
+                              constant)  # fmt: skip
+        draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
+
+
+def evaluate_batch_hist(batch, nodes, node_slot, hist_pool, node_bits, fit):
     """Do what :func:`evaluate_batch` does, over histograms of binned data.
 
     A categorical feature's bins are its codes (``nan_bin[f]``: the bin of a missing value,
     ``-1`` if none); its subset split is stored as in :func:`evaluate_batch`.
-    ``contrib``, ``sample_weight`` and ``y`` are indexed by sample id, their ``position_``
-    copies by position (``_hist``). ``xlogx``: ``_splitter.screening_table`` of the fit.
 
-    Returns the same arrays. The chosen split's rows are partitioned here (the pass that sums
-    the children's statistics moves them too), so ``split_pos`` is final on return.
+    Returns the same record. The chosen split's rows are partitioned here (the pass that
+    sums the children's statistics moves them too), so ``pos`` is final on return.
 
     Notes
     -----
@@ -1290,118 +1191,96 @@ def evaluate_batch_hist(
     builder; a node is swept from its stored histogram (slot ``node_slot[node] >= 0``) or
     from one built on the spot.
     """
-    # Uncounted views of the arguments for the loops below (``_borrow``).
-    (nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_, node_slot,
-     hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-     sample_weight, y, position_contrib, position_weight, position_y, xlogx, rng_state,
-     cat_slot, nan_bin, node_bits) = borrowed((
-        nodes, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-        node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code, contrib,
-        sample_weight, y, position_contrib, position_weight, position_y, xlogx, rng_state,
-        cat_slot, nan_bin, node_bits))  # fmt: skip
+    codes, bin_offset = fit.codes, fit.bin_offset
+    rules = fit.rules
     n_features = codes.shape[1]
-    splits = new_splits(nodes.shape[0], node_stats.shape[1])
-    searched, search_nodes = nodes_to_search(
-        nodes, node_start, node_end, node_depth, node_weight, node_impurity_, max_depth,
-        min_samples_split, min_samples_leaf, min_weight_leaf,
-    )  # fmt: skip
+    splits = new_splits(batch.shape[0], nodes.stats.shape[1])
+    searched, search_nodes = nodes_to_search(batch, nodes, rules)
     n_searched = searched.shape[0]
     if n_searched == 0:
         return splits
-    work = 0
-    rows_searched = 0
-    max_segment = np.int64(0)
-    for node in search_nodes:
-        n = node_end[node] - node_start[node]
-        work += bin_offset[n_features] if node_slot[node] >= 0 else 2 * n * n_features
-        rows_searched += n
-        max_segment = max(max_segment, n)
+    n = nodes.end[search_nodes] - nodes.start[search_nodes]
+    stored = node_slot[search_nodes] >= 0
+    work = int(np.where(stored, bin_offset[n_features], 2 * n * n_features).sum())
+    rows_searched = int(n.sum())
+    max_segment = int(n.max())
 
     candidate = np.empty((n_searched, n_features), dtype=np.uint8)
-    f_order = np.empty(n_features, dtype=np.int64)
-    constant = np.zeros(n_features, dtype=np.uint8)
-    for s in range(n_searched):
-        node = search_nodes[s]
-        if max_features < n_features:
-            constant_features(hist_pool, node_slot[node], node_start[node], node_end[node],
-                              codes, bin_offset, bin_min, bin_max, n_sweep, unit_weight,
-                              constant)  # fmt: skip
-        draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
-    cat_candidate, out_bits = hold_categorical_candidates(candidate, cat_slot, node_bits)
-
+    draw_candidates_binned(
+        search_nodes, node_slot, nodes.start, nodes.end, hist_pool, codes, bin_offset,
+        fit.bin_min, fit.bin_max, fit.n_sweep, fit.unit_weight, fit.max_features,
+        fit.rng_state, candidate,
+    )  # fmt: skip
+    cat_candidate, out_bits = hold_categorical_candidates(candidate, fit.cat_slot, node_bits)
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
     out_cut = np.empty((n_searched, n_features), dtype=np.int64)
     out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
     out_missing = np.empty((n_searched, n_features), dtype=np.int8)
-    if parallel and work >= PARALLEL_MIN_WORK:
-        sweep_parallel(
-            search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
-            codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib,
-            position_weight, unit_weight, n_sweep, criterion, xlogx, min_samples_leaf,
-            min_weight_leaf, candidate, out_proxy, out_cut, out_threshold, out_missing,
-            min(4 * n_chunks, n_searched),
-        )  # fmt: skip
+    sweep_args = (
+        search_nodes, node_slot, nodes.start, nodes.end, nodes.stats, nodes.weight, hist_pool,
+        codes, bin_offset, fit.bin_min, fit.bin_max, fit.near_ties, fit.code,
+        fit.position_contrib, fit.position_weight, fit.unit_weight, fit.n_sweep, fit.criterion,
+        fit.xlogx, rules.min_samples_leaf, rules.min_weight_leaf, candidate, out_proxy, out_cut,
+        out_threshold, out_missing,
+    )  # fmt: skip
+    if fit.parallel and work >= PARALLEL_MIN_WORK:
+        sweep_parallel(*sweep_args, min(4 * fit.n_chunks, n_searched))
     else:
-        sweep_serial(
-            search_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
-            codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib,
-            position_weight, unit_weight, n_sweep, criterion, xlogx, min_samples_leaf,
-            min_weight_leaf, candidate, out_proxy, out_cut, out_threshold, out_missing,
-        )  # fmt: skip
-    if categorical_search is not None and out_bits.shape[1] > 0:
+        sweep_serial(*sweep_args)
+    if fit.categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
-            parallel and rows_searched * out_bits.shape[1] >= PARALLEL_MIN_WORK, search_nodes,
-            cat_candidate, cat_slot, nan_bin, bin_offset, node_start, node_end,
-            node_stats, node_weight, rows, codes, code, contrib, sample_weight, n_sweep,
-            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
+            fit.parallel and rows_searched * out_bits.shape[1] >= PARALLEL_MIN_WORK,
+            search_nodes, cat_candidate, fit.cat_slot, fit.nan_bin, bin_offset, nodes.start,
+            nodes.end, nodes.stats, nodes.weight, fit.rows, codes, fit.code, fit.contrib,
+            fit.sample_weight, fit.n_sweep, fit.criterion, rules.min_samples_leaf,
+            rules.min_weight_leaf, out_proxy, out_bits,
         )  # fmt: skip
-
-    n_chunks_split = min(n_chunks, n_searched)
-    if parallel and n_chunks_split > 1 and work >= PARALLEL_MIN_WORK:
-        split_nodes_parallel(
-            searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
-            node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-            sample_weight, y, position_contrib, position_weight, position_y, is_regression,
-            unit_weight, criterion, weight_root, min_impurity_decrease, splits, max_segment,
-            n_chunks_split, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
-        )  # fmt: skip
+    search = BatchSearch(
+        searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, out_bits
+    )
+    split_args = (
+        search, nodes, fit.rows, codes, bin_offset, fit.code, fit.contrib, fit.sample_weight,
+        fit.y, fit.position_contrib, fit.position_weight, fit.position_y, fit.is_regression,
+        fit.unit_weight, fit.criterion, fit.weight_root, rules.min_impurity_decrease, splits,
+        max_segment, fit.mdl_stop, fit.cat_slot, fit.nan_bin, node_bits,
+        fit.categorical_search, True if fit.criterion == GAIN_RATIO else None,
+    )  # fmt: skip
+    n_chunks_split = min(fit.n_chunks, n_searched)
+    if fit.parallel and n_chunks_split > 1 and work >= PARALLEL_MIN_WORK:
+        split_nodes_parallel(*split_args, n_chunks_split)
     else:
-        split_nodes(
-            np.int64(0), n_searched, searched, search_nodes, out_proxy, out_cut, out_threshold,
-            out_missing,
-            node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code,
-            contrib, sample_weight, y, position_contrib, position_weight, position_y,
-            is_regression, unit_weight, criterion, weight_root, min_impurity_decrease, splits,
-            max_segment, mdl_stop, cat_slot, nan_bin, node_bits, out_bits,
-        )  # fmt: skip
+        split_nodes(np.int64(0), np.int64(n_searched), *split_args)
     return splits
 
 
 @kernel
 def split_nodes(
-    first, stop, searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
-    node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-    sample_weight, y, position_contrib, position_weight, position_y, is_regression, unit_weight,
-    criterion, weight_root, min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot,
-    nan_bin, node_bits, out_bits,
+    first, stop, search, nodes, rows, codes, bin_offset, code, contrib, sample_weight, y,
+    position_contrib, position_weight, position_y, is_regression, unit_weight, criterion,
+    weight_root, min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin,
+    node_bits, categorical_search, gain_ratio_search,
 ):  # fmt: skip
     """Reduce, partition and accept the best splits of searched nodes ``first .. stop - 1``.
+
+    ``search`` is the batch's :class:`BatchSearch` (its ``pos`` are bin cuts), ``nodes``
+    the :class:`NodeArrays`, ``splits`` the :class:`SplitBatch` written; the switches are
+    those of :func:`choose_splits`.
 
     Notes
     -----
     Node ``s`` touches only its own segment of ``rows`` / ``codes`` / ``code`` and entry
     ``searched[s]`` of the split record, so disjoint node ranges may run concurrently.
     """
-    child_stats = splits[4]
     # Uncounted views of the arguments for the loops below (``_borrow``).
-    (searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
-     node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
-     position_contrib, position_weight, position_y, cat_slot, nan_bin, node_bits, out_bits,
-     child_stats) = borrowed((
-        searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start,
-        node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-        sample_weight, y, position_contrib, position_weight, position_y, cat_slot, nan_bin,
-        node_bits, out_bits, child_stats))  # fmt: skip
+    (searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, out_bits,
+     node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
+     sample_weight, y, position_contrib, position_weight, position_y, cat_slot, nan_bin,
+     node_bits, child_stats) = borrowed((
+        search.searched, search.nodes, search.proxy, search.pos, search.threshold,
+        search.missing, search.bits, nodes.start, nodes.end, nodes.weight, nodes.impurity,
+        rows, codes, bin_offset, code, contrib, sample_weight, y, position_contrib,
+        position_weight, position_y, cat_slot, nan_bin, node_bits,
+        splits.child_stats))  # fmt: skip
     # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
     owned = (
         np.empty(max_segment, dtype=np.int32),
@@ -1414,7 +1293,7 @@ def split_nodes(
     for s in range(first, stop):
         node = search_nodes[s]
         k = searched[s]
-        if criterion == GAIN_RATIO:
+        if gain_ratio_search is not None:
             best_f = gain_ratio_feature_binned(
                 out_proxy[s], out_cut[s], out_missing[s], bin_offset, rows, codes,
                 node_start[node], node_end[node], sample_weight, node_impurity_[node],
@@ -1428,7 +1307,8 @@ def split_nodes(
         cut = out_cut[s, best_f] - bin_offset[best_f]
         # NaN sent left: the feature's NaN bin, its last, joins the left side.
         nan_code = bin_offset[best_f + 1] - bin_offset[best_f] - 1 if missing == 1 else -1
-        if cat_slot[best_f] >= 0:
+        is_subset = categorical_search is not None and cat_slot[best_f] >= 0
+        if is_subset:
             # A subset split: recode the categories left-first, partition on the cut
             # between the two groups, then restore the codes. Its NaN bin is one of the
             # recoded categories, so no separate NaN code.
@@ -1445,7 +1325,7 @@ def split_nodes(
             scratch_rows, scratch_codes, scratch_code, scratch_stats, child_stats[k, 0],
             child_stats[k, 1],
         )  # fmt: skip
-        if cat_slot[best_f] >= 0:
+        if is_subset:
             restore_bins(codes, node_start[node], node_end[node], best_f, inverse)
         accept_split(
             k, best_f, pos, out_threshold[s, best_f], missing, weight_left, weight_right,
@@ -1458,165 +1338,139 @@ def split_nodes(
 
 @parallel_kernel
 def split_nodes_parallel(
-    searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
-    node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
-    position_contrib, position_weight, position_y, is_regression, unit_weight, criterion,
-    weight_root, min_impurity_decrease, splits, max_segment, n_chunks, mdl_stop, cat_slot,
-    nan_bin, node_bits, out_bits,
+    search, nodes, rows, codes, bin_offset, code, contrib, sample_weight, y, position_contrib,
+    position_weight, position_y, is_regression, unit_weight, criterion, weight_root,
+    min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits,
+    categorical_search, gain_ratio_search, n_chunks,
 ):  # fmt: skip
     """Run :func:`split_nodes` over ``n_chunks`` contiguous ranges of nodes on threads.
 
     Every node is handled exactly as in the serial loop, so the results are identical.
     """
-    n_searched = searched.shape[0]
+    n_searched = search.searched.shape[0]
     for t in prange(n_chunks):
         split_nodes(
-            t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, searched,
-            search_nodes, out_proxy, out_cut, out_threshold, out_missing, node_start, node_end,
-            node_weight, node_impurity_, rows, codes, bin_offset, code, contrib, sample_weight, y,
-            position_contrib, position_weight, position_y, is_regression, unit_weight, criterion,
-            weight_root, min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin,
-            node_bits, out_bits,
+            t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, search, nodes, rows,
+            codes, bin_offset, code, contrib, sample_weight, y, position_contrib,
+            position_weight, position_y, is_regression, unit_weight, criterion, weight_root,
+            min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits,
+            categorical_search, gain_ratio_search,
         )  # fmt: skip
 
 
-@inline_kernel
-def take_slot(hist_pool, free_slots, n_free):
-    """Take a free histogram slot, doubling the pool when none is left.
+class HistogramPool:
+    """Histograms of the open nodes that keep one, in slots of a pool that grows by doubling.
 
-    Returns
-    -------
-    slot, hist_pool, free_slots, n_free
+    ``node_slot[node]`` is a node's slot, ``-1`` for none; freed slots are reused last in,
+    first out.
     """
-    if n_free == 0:
-        old = hist_pool.shape[0]
-        pool = np.empty((2 * old,) + hist_pool.shape[1:], dtype=np.float64)
-        pool[:old] = hist_pool
-        hist_pool = pool
-        free_slots = np.empty(2 * old, dtype=np.int64)
-        for j in range(old):
-            free_slots[j] = 2 * old - 1 - j
-        n_free = old
-    n_free -= 1
-    return free_slots[n_free], hist_pool, free_slots, n_free
 
+    def __init__(self, n_total_bins: int, width: int, capacity: int) -> None:
+        self.hist = np.empty((2, n_total_bins, width), dtype=np.float64)
+        self.free = [1, 0]
+        self.node_slot = np.full(capacity, -1, dtype=np.int64)
 
-@inline_kernel
-def give_back_slot(node, node_slot, free_slots, n_free):
-    """Return ``node``'s histogram slot (if any) to the free list; returns ``n_free``."""
-    if node_slot[node] >= 0:
-        free_slots[n_free] = node_slot[node]
-        node_slot[node] = -1
-        n_free += 1
-    return n_free
+    def take(self) -> int:
+        """Take a free slot (the pool doubles when none is left)."""
+        if not self.free:
+            old = self.hist.shape[0]
+            self.hist = grown(self.hist, 2 * old)
+            self.free = list(range(2 * old - 1, old - 1, -1))
+        return self.free.pop()
 
-
-@inline_kernel
-def release_leaf_slots(nodes, split_feature, node_slot, free_slots, n_free):
-    """Give back the histogram slots of the batch nodes that stay leaves; returns ``n_free``."""
-    for k in range(nodes.shape[0]):
-        if split_feature[k] < 0:  # a leaf for good: its histogram is no longer needed
-            n_free = give_back_slot(nodes[k], node_slot, free_slots, n_free)
-    return n_free
+    def give_back(self, nodes) -> None:
+        """Free the slots of ``nodes`` (those that have one)."""
+        for node in nodes.tolist():
+            slot = int(self.node_slot[node])
+            if slot >= 0:
+                self.free.append(slot)
+                self.node_slot[node] = -1
 
 
 @kernel
-def children_histograms(
-    batch, split_feature, first_child, node_start, node_end, node_depth, node_weight,
-    node_impurity_, node_slot, hist_pool, free_slots, n_free, codes, bin_offset, code,
-    position_contrib, position_weight, unit_weight, n_sweep, max_depth, min_samples_split,
-    min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
+def plan_children_histograms(
+    batch, split_feature, first_child, nodes, node_slot, rules, min_stored_rows, need_out,
 ):  # fmt: skip
-    """Build the histograms of the new children that need one; free the parents' slots.
+    """Which new children need a stored histogram (``need_out[2 * j + side]``, j-th split).
 
-    A child needs a stored histogram when it will be searched (no leaf rule applies) and has
-    at least ``min_stored_rows`` rows. Of two siblings the smaller is built from its rows and
-    the larger is the parent's histogram minus it (the smaller's histogram is built into
-    the larger's slot when the smaller itself needs none).
-
-    Returns
-    -------
-    hist_pool, free_slots, n_free
+    A child needs one when it will be searched (no leaf rule applies) and has at least
+    ``min_stored_rows`` rows; the children of a parent without a stored histogram need none
+    (they build theirs when searched). Sets every child's ``node_slot`` to -1.
     """
-    n_batch = batch.shape[0]
-    task_slot = np.empty(2 * n_batch, dtype=np.int64)
-    task_start = np.empty(2 * n_batch, dtype=np.int64)
-    task_end = np.empty(2 * n_batch, dtype=np.int64)
-    derive_dst = np.empty(n_batch, dtype=np.int64)
-    derive_parent = np.empty(n_batch, dtype=np.int64)
-    derive_src = np.empty(n_batch, dtype=np.int64)
-    n_tasks = 0
-    n_derive = 0
-    work = 0
     child = first_child
-    for k in range(n_batch):
+    j = 0
+    for k in range(batch.shape[0]):
         if split_feature[k] < 0:
             continue
-        parent = batch[k]
-        node_slot[child] = -1
-        node_slot[child + 1] = -1
-        parent_slot = node_slot[parent]
-        children = (child, child + 1)
+        parent_has = node_slot[batch[k]] >= 0
+        for side in range(2):
+            c = child + side
+            node_slot[c] = -1
+            n = nodes.end[c] - nodes.start[c]
+            need_out[2 * j + side] = parent_has and n >= min_stored_rows and not is_leaf_by_rules(
+                n, nodes.weight[c], nodes.impurity[c], nodes.depth[c], rules.max_depth,
+                rules.min_samples_split, rules.min_samples_leaf, rules.min_weight_leaf,
+            )  # fmt: skip
         child += 2
+        j += 1
+
+
+def children_histograms(batch, splits, first_child, nodes, pool, fit):
+    """Build the histograms of the new children that need one; free the parents' slots.
+
+    Of two siblings the smaller is built from its rows and the larger is the parent's
+    histogram minus it (the smaller's histogram is built into the larger's slot when the
+    smaller itself needs none).
+    """
+    split_parents = batch[splits.feature >= 0]
+    n_split = split_parents.shape[0]
+    need = np.zeros(2 * n_split, dtype=np.uint8)
+    plan_children_histograms(
+        batch, splits.feature, first_child, nodes, pool.node_slot, fit.rules,
+        fit.min_stored_rows, need,
+    )  # fmt: skip
+    tasks = []  # (slot, start, end) built from rows
+    derive = []  # (dst, parent, src): dst = parent - src
+    for j, parent in enumerate(split_parents.tolist()):
+        parent_slot = int(pool.node_slot[parent])
         if parent_slot < 0:
             continue
-        need = np.zeros(2, dtype=np.bool_)
-        for side in range(2):
-            c = children[side]
-            n = node_end[c] - node_start[c]
-            need[side] = n >= min_stored_rows and not is_leaf_by_rules(
-                n, node_weight[c], node_impurity_[c], node_depth[c], max_depth,
-                min_samples_split, min_samples_leaf, min_weight_leaf,
-            )  # fmt: skip
-        n_left = node_end[children[0]] - node_start[children[0]]
-        n_right = node_end[children[1]] - node_start[children[1]]
-        small = 0 if n_left <= n_right else 1
+        children = (first_child + 2 * j, first_child + 2 * j + 1)
+        sizes = [int(nodes.end[c] - nodes.start[c]) for c in children]
+        small = 0 if sizes[0] <= sizes[1] else 1
         big = 1 - small
-        small_node = children[small]
-        big_node = children[big]
         build_slot = -1
-        if need[small]:
-            build_slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
-            node_slot[small_node] = build_slot
-        if need[big]:
-            big_slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
-            node_slot[big_node] = big_slot
+        if need[2 * j + small]:
+            build_slot = pool.take()
+            pool.node_slot[children[small]] = build_slot
+        if need[2 * j + big]:
+            big_slot = pool.take()
+            pool.node_slot[children[big]] = big_slot
             if build_slot < 0:
                 build_slot = big_slot
-            derive_dst[n_derive] = big_slot
-            derive_parent[n_derive] = parent_slot
-            derive_src[n_derive] = build_slot
-            n_derive += 1
+            derive.append((big_slot, parent_slot, build_slot))
         if build_slot >= 0:
-            task_slot[n_tasks] = build_slot
-            task_start[n_tasks] = node_start[small_node]
-            task_end[n_tasks] = node_end[small_node]
-            n_tasks += 1
-            work += node_end[small_node] - node_start[small_node]
-    if n_tasks > 0:
-        n_features = codes.shape[1]
-        if parallel and work * n_features >= PARALLEL_MIN_WORK:
-            build_histograms_parallel(
-                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], codes,
-                bin_offset, code, position_contrib, position_weight, unit_weight, n_sweep,
-                hist_pool,
-                n_chunks if n_tasks < 2 * n_chunks else 1,
-            )  # fmt: skip
+            small_node = children[small]
+            tasks.append((build_slot, int(nodes.start[small_node]), int(nodes.end[small_node])))
+    if tasks:
+        task_slot, task_start, task_end = np.array(tasks, dtype=np.int64).T.copy()
+        work = int((task_end - task_start).sum()) * fit.codes.shape[1]
+        build_args = (
+            task_slot, task_start, task_end, fit.codes, fit.bin_offset, fit.code,
+            fit.position_contrib, fit.position_weight, fit.unit_weight, fit.n_sweep, pool.hist,
+        )  # fmt: skip
+        if fit.parallel and work >= PARALLEL_MIN_WORK:
+            n_tasks = task_slot.shape[0]
+            n_threads = fit.n_chunks if n_tasks < 2 * fit.n_chunks else 1
+            build_histograms_parallel(*build_args, n_threads)
         else:
-            build_histograms_serial(
-                task_slot[:n_tasks], task_start[:n_tasks], task_end[:n_tasks], codes,
-                bin_offset, code, position_contrib, position_weight, unit_weight, n_sweep,
-                hist_pool,
-            )  # fmt: skip
-        subtract_histograms(derive_dst[:n_derive], derive_parent[:n_derive],
-                            derive_src[:n_derive], hist_pool)  # fmt: skip
-    for k in range(n_batch):
-        if split_feature[k] >= 0:
-            n_free = give_back_slot(batch[k], node_slot, free_slots, n_free)
-    return hist_pool, free_slots, n_free
+            build_histograms_serial(*build_args)
+        if derive:
+            dst, parent, src = np.array(derive, dtype=np.int64).T.copy()
+            subtract_histograms(dst, parent, src, pool.hist)
+    pool.give_back(split_parents)
 
 
-@kernel
 def build_hist(
     codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight, y, n_stats,
     n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
@@ -1646,142 +1500,78 @@ def build_hist(
 
     Notes
     -----
-    Same growth orders as :func:`build` (level-wise, or best-first with ``max_leaf_nodes``).
-    Memory: one histogram of ``n_total_bins x histogram_width`` float64 per open node with
-    at least ``stored_histogram_min_rows`` rows; a level and the parents it derives from hold
-    at most ``8 * n_samples * n_features`` bytes of them. Cost per level: O(n_features * n_built) to
-    build histograms, where ``n_built`` counts the rows of the smaller children and of small
-    nodes, plus O(n_total_bins * n_sweep) per stored-histogram node for the sweeps.
+    Same growth orders as :func:`build` (level-wise, or best-first with ``max_leaf_nodes``),
+    with the loop in Python. Memory: one histogram of ``n_total_bins x histogram_width``
+    float64 per open node with at least ``stored_histogram_min_rows`` rows; a level and the
+    parents it derives from hold at most ``8 * n_samples * n_features`` bytes of them. Cost
+    per level: O(n_features * n_built) to build histograms, where ``n_built`` counts the
+    rows of the smaller children and of small nodes, plus O(n_total_bins * n_sweep) per
+    stored-histogram node for the sweeps.
     """
     n_samples, n_features = codes.shape
-    near_ties = features_with_near_ties(bin_offset, bin_min, bin_max)
-    xlogx = screening_table(n_samples, unit_weight, criterion)  # as in build
-    n_hist = histogram_width(n_sweep, unit_weight)
-    min_stored_rows = stored_histogram_min_rows(n_features, bin_offset[n_features], n_hist)
-    capacity = INITIAL_CAPACITY
-    tree = new_nodes(capacity, n_stats)
-    rows = np.arange(n_samples).astype(np.int32)
-    # No absolute_error or multi-output search in the histogram splitter.
-    weight_root = init_root(tree, rows, code, contrib, sample_weight, y, is_regression,
-                            criterion, None, None)  # fmt: skip
-    code = code.copy()  # from here on indexed by position, like codes (partitioned)
-    # The same for each row's contribution, weight and target (rows is still 0 .. n - 1
-    # here); unweighted classification reads none of them.
-    n_positioned = 0 if unit_weight else n_samples
-    position_contrib = contrib[:n_positioned].copy()
-    position_weight = sample_weight[:n_positioned].copy()
-    position_y = y[:n_positioned].copy() if is_regression else y[:0].copy()
-    node_count = np.int64(1)
-    frontier = new_frontier(capacity, n_stats)
-    heap_size = np.int64(0)
-    node_slot = np.full(capacity, -1, dtype=np.int64)
-    node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
-    hist_pool = np.empty((2, bin_offset[n_features], n_hist), dtype=np.float64)
-    free_slots = np.array([1, 0], dtype=np.int64)
-    n_free = 2
-    root_searched = not is_leaf_by_rules(
-        n_samples, tree[9][0], tree[10][0], 0, max_depth, min_samples_split, min_samples_leaf,
-        min_weight_leaf,
+    rules = StoppingRules(
+        int(max_depth), int(min_samples_split), int(min_samples_leaf), float(min_weight_leaf),
+        float(min_impurity_decrease),
     )  # fmt: skip
-    if n_samples >= min_stored_rows and root_searched:
-        slot, hist_pool, free_slots, n_free = take_slot(hist_pool, free_slots, n_free)
-        node_slot[0] = slot
-        build_histograms_serial(np.full(1, slot, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                                np.full(1, n_samples, dtype=np.int64), codes, bin_offset, code,
-                                position_contrib, position_weight, unit_weight, n_sweep,
-                                hist_pool)  # fmt: skip
-
+    n_hist = histogram_width(n_sweep, unit_weight)
+    capacity = INITIAL_CAPACITY
+    nodes = new_nodes(capacity, n_stats)
+    rows = np.arange(n_samples, dtype=np.int32)
+    # No absolute_error or multi-output search in the histogram splitter.
+    weight_root = init_root(
+        nodes, rows, code, contrib, sample_weight, y, is_regression, criterion, None, None
+    )
+    # From here on indexed by position, like codes (partitioned); rows is still 0 .. n - 1
+    # here. Unweighted classification reads none of contrib, weight and target by position.
+    n_positioned = 0 if unit_weight else n_samples
+    fit = BinnedFit(
+        codes, bin_offset, bin_min, bin_max, features_with_near_ties(bin_offset, bin_min, bin_max),
+        rows, code.copy(), contrib, sample_weight, y, contrib[:n_positioned].copy(),
+        sample_weight[:n_positioned].copy(),
+        y[:n_positioned].copy() if is_regression else y[:0].copy(), bool(unit_weight),
+        bool(is_regression), int(n_sweep), int(criterion),
+        screening_table(n_samples, unit_weight, criterion), rules, int(max_features),
+        float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(mdl_stop), cat_slot,
+        nan_bin, categorical_search,
+        stored_histogram_min_rows(n_features, int(bin_offset[n_features]), n_hist),
+    )  # fmt: skip
+    node_count = 1
     best_first = max_leaf_nodes > 0
+    frontier = Frontier(capacity, n_stats) if best_first else None
+    node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
+    pool = HistogramPool(int(bin_offset[n_features]), n_hist, capacity)
+    root_searched = not leaf_by_rules(
+        n_samples, nodes.weight[0], nodes.impurity[0], 0, rules
+    )
+    if n_samples >= fit.min_stored_rows and root_searched:
+        slot = pool.take()
+        pool.node_slot[0] = slot
+        build_histograms_serial(
+            np.full(1, slot, dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.full(1, n_samples, dtype=np.int64), codes, bin_offset, fit.code,
+            fit.position_contrib, fit.position_weight, fit.unit_weight, fit.n_sweep, pool.hist,
+        )  # fmt: skip
+
     batch = np.zeros(1, dtype=np.int64)
     splits_left = max_leaf_nodes - 1
     while batch.shape[0] > 0:
-        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
-         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
-        splits = evaluate_batch_hist(
-            batch, node_start, node_end, node_depth, node_stats, node_weight, node_impurity_,
-            node_slot, hist_pool, rows, codes, bin_offset, bin_min, bin_max, near_ties, code,
-            contrib, sample_weight, unit_weight, y, position_contrib, position_weight, position_y,
-            is_regression, n_sweep, criterion, xlogx, max_depth,
-            min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
-            max_features, weight_root, rng_state, parallel, n_chunks, mdl_stop, cat_slot,
-            nan_bin, node_bits, categorical_search,
-        )  # fmt: skip
-        n_free = release_leaf_slots(batch, splits[0], node_slot, free_slots, n_free)
+        splits = evaluate_batch_hist(batch, nodes, pool.node_slot, pool.hist, node_bits, fit)
+        pool.give_back(batch[splits.feature < 0])  # leaves for good: histograms not needed
         if best_first:
-            frontier, heap_size = queue_splits(batch, splits, frontier, heap_size)
-            if heap_size == 0 or splits_left <= 0:
+            frontier.queue(batch, splits)
+            if not frontier.heap or splits_left <= 0:
                 break
             splits_left -= 1
-            batch, splits, heap_size = pop_best(frontier, heap_size)
-        old_capacity = capacity
-        capacity, tree, frontier = make_room(batch, splits[0], node_count, capacity, tree,
-                                             frontier, best_first)  # fmt: skip
-        if capacity > old_capacity:
-            node_slot = grow(node_slot, capacity, np.int64(-1))
-            node_bits = grow(node_bits, capacity, np.int64(0))
-        (feature, threshold, left, right, missing_left, node_start, node_end, node_depth,
-         node_stats, node_weight, node_impurity_) = tree  # fmt: skip
+            batch, splits = frontier.pop()
+        capacity, nodes = make_room(splits, node_count, capacity, nodes, frontier)
+        if capacity > node_bits.shape[0]:
+            pool.node_slot = grown(pool.node_slot, capacity, -1)
+            node_bits = grown(node_bits, capacity, 0)
         first_child = node_count
-        node_count = append_split_children(
-            batch, splits[0], splits[1], splits[2], splits[7], splits[4], splits[5], splits[6],
-            node_count, feature, threshold, left, right, missing_left, node_start, node_end,
-            node_depth, node_stats, node_weight, node_impurity_,
-        )  # fmt: skip
-        hist_pool, free_slots, n_free = children_histograms(
-            batch, splits[0], first_child, node_start, node_end, node_depth, node_weight,
-            node_impurity_, node_slot, hist_pool, free_slots, n_free, codes, bin_offset, code,
-            position_contrib, position_weight, unit_weight, n_sweep, max_depth, min_samples_split,
-            min_samples_leaf, min_weight_leaf, min_stored_rows, parallel, n_chunks,
-        )  # fmt: skip
-        batch = np.arange(first_child, node_count).astype(np.int64)
-    return finished_tree(tree, node_count), node_bits[:node_count].copy()
-
-
-@kernel
-def heap_before(gain_a, node_a, gain_b, node_b):
-    """Order of the best-first frontier: larger improvement first, then the older node."""
-    return gain_a > gain_b or (gain_a == gain_b and node_a < node_b)
-
-
-@kernel
-def heap_push(heap_node, heap_gain, size, node, gain):
-    """Insert ``node`` with priority ``gain``; the arrays must have room. Returns the new size."""
-    pos = size
-    heap_node[pos] = node
-    heap_gain[pos] = gain
-    while pos > 0:
-        parent = (pos - 1) // 2
-        if heap_before(heap_gain[pos], heap_node[pos], heap_gain[parent], heap_node[parent]):
-            heap_node[pos], heap_node[parent] = heap_node[parent], heap_node[pos]
-            heap_gain[pos], heap_gain[parent] = heap_gain[parent], heap_gain[pos]
-            pos = parent
-        else:
-            break
-    return size + 1
-
-
-@kernel
-def heap_pop(heap_node, heap_gain, size):
-    """Remove the top of the heap (read it from ``heap_node[0]`` first). Returns the new size."""
-    size -= 1
-    heap_node[0] = heap_node[size]
-    heap_gain[0] = heap_gain[size]
-    pos = 0
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            break
-        if child + 1 < size and heap_before(
-            heap_gain[child + 1], heap_node[child + 1], heap_gain[child], heap_node[child]
-        ):
-            child += 1
-        if heap_before(heap_gain[child], heap_node[child], heap_gain[pos], heap_node[pos]):
-            heap_node[pos], heap_node[child] = heap_node[child], heap_node[pos]
-            heap_gain[pos], heap_gain[child] = heap_gain[child], heap_gain[pos]
-            pos = child
-        else:
-            break
-    return size
+        node_count = append_split_children(batch, splits, node_count, nodes)
+        children_histograms(batch, splits, first_child, nodes, pool, fit)
+        batch = np.arange(first_child, node_count, dtype=np.int64)
+    return finished_tree(nodes, node_count), node_bits[:node_count].copy()
 
 
 @kernel

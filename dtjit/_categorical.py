@@ -419,7 +419,6 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
     keep_alive(owned)
 
 
-@kernel
 def categorical_splits_presorted(threaded, nodes, candidate, cat_slot, node_start, node_end,
                                  node_stats, node_weight, sorted_idx, sorted_val, sorted_code,
                                  contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
@@ -432,17 +431,28 @@ def categorical_splits_presorted(threaded, nodes, candidate, cat_slot, node_star
 
     Notes
     -----
+    Python picks the serial or the threaded kernel, so a fit compiles only the one it runs.
     Without ``threaded`` no parallel region is entered, even on one thread: a forked child
     of a process running GNU OpenMP is killed at its first one (``_threads``), and entering
     one costs more than a small batch's search.
     """
-    if threaded:
-        categorical_splits_presorted_parallel(
-            nodes, candidate, cat_slot, node_start, node_end, node_stats, node_weight,
-            sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
-        )  # fmt: skip
-        return
+    search = (
+        categorical_splits_presorted_parallel if threaded else categorical_splits_presorted_serial
+    )
+    search(
+        nodes, candidate, cat_slot, node_start, node_end, node_stats, node_weight, sorted_idx,
+        sorted_val, sorted_code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
+        min_weight_leaf, out_proxy, out_pos, out_bits,
+    )  # fmt: skip
+
+
+@kernel
+def categorical_splits_presorted_serial(nodes, candidate, cat_slot, node_start, node_end,
+                                        node_stats, node_weight, sorted_idx, sorted_val,
+                                        sorted_code, contrib, sample_weight, n_sweep,
+                                        criterion, min_samples_leaf, min_weight_leaf,
+                                        out_proxy, out_pos, out_bits):  # fmt: skip
+    """:func:`categorical_splits_presorted`, one node after the other."""
     for s in range(nodes.shape[0]):
         categorical_splits_presorted_node(
             np.int64(s), nodes[s], candidate, cat_slot, node_start, node_end, node_stats,
@@ -506,7 +516,6 @@ def categorical_splits_binned_node(s, node, candidate, cat_slot, nan_bin, bin_of
     keep_alive(owned)
 
 
-@kernel
 def categorical_splits_binned(threaded, nodes, candidate, cat_slot, nan_bin, bin_offset,
                               node_start, node_end, node_stats, node_weight, rows, codes, code,
                               contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
@@ -518,13 +527,21 @@ def categorical_splits_binned(threaded, nodes, candidate, cat_slot, nan_bin, bin
     The statistics are summed from the node's rows, not read from its histogram: O(rows)
     per (node, categorical feature), the cost of building that histogram once more.
     """
-    if threaded:
-        categorical_splits_binned_parallel(
-            nodes, candidate, cat_slot, nan_bin, bin_offset, node_start, node_end, node_stats,
-            node_weight, rows, codes, code, contrib, sample_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
-        )  # fmt: skip
-        return
+    search = categorical_splits_binned_parallel if threaded else categorical_splits_binned_serial
+    search(
+        nodes, candidate, cat_slot, nan_bin, bin_offset, node_start, node_end, node_stats,
+        node_weight, rows, codes, code, contrib, sample_weight, n_sweep, criterion,
+        min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
+    )  # fmt: skip
+
+
+@kernel
+def categorical_splits_binned_serial(nodes, candidate, cat_slot, nan_bin, bin_offset,
+                                     node_start, node_end, node_stats, node_weight, rows, codes,
+                                     code, contrib, sample_weight, n_sweep, criterion,
+                                     min_samples_leaf, min_weight_leaf, out_proxy,
+                                     out_bits):  # fmt: skip
+    """:func:`categorical_splits_binned`, one node after the other."""
     for s in range(nodes.shape[0]):
         categorical_splits_binned_node(
             np.int64(s), nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start,

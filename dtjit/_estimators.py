@@ -293,7 +293,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 binned = _category_encoding.bin_with_categories(
                     X, columns, lambda A: _binning.bin_features(A, max_bins, n_threads)
                 )
-                built, node_bits = _builder.builder_for(_builder.build_hist, switches)(
+                built, node_bits = _builder.build_hist(
                     *binned[:4], *build_args, cat_slot, binned[4], n_words, switches[0]
                 )
                 # A numeric feature's NaN bin is its last, where bin_min is NaN; reading
@@ -309,7 +309,8 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 # output, every feature searched by the best splitter (_two_valued). They
                 # need no presort.
                 two_valued_applies = (
-                    unit_weight
+                    n_samples >= _two_valued.MIN_ROWS
+                    and unit_weight
                     and criterion in (GINI, ENTROPY)
                     and n_outputs == 1
                     and self.splitter == "best"
@@ -327,8 +328,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
                 # two-valued columns have none.
                 self.features_with_missing_ = np.isnan(sorted_val[:, -1]) & (unsorted == 0)
                 sorted_code = _sorted_codes(sorted_idx, code, n_outputs, unsorted, n_threads)
-                wide_codes = sorted_code.dtype != np.uint8
-                built, node_bits = _builder.builder_for(_builder.build, switches, wide_codes)(
+                built, node_bits = _builder.build(
                     sorted_idx, sorted_val, sorted_code,
                     *build_args, self.splitter == "random", cat_slot, n_words, two_valued,
                     *switches,
@@ -689,8 +689,7 @@ def _sorted_codes(
     their width is memory traffic on every level: one byte instead of two made covtype's
     full-depth fit 0.97-0.98x the time and the binary 1M x 20 one 0.96x. More than 256
     classes take uint16, a second compiled variant of the split search and partition (about
-    a minute once, on a cold cache; the builder's loop then runs in Python,
-    ``_builder.builder_for``) for those fits only; regression (code 0) and several outputs
+    a minute once, on a cold cache) for those fits only; regression (code 0) and several outputs
     (their sweep gathers per-row codes; zeros to partition) take uint8.
     ``_check_sorted_code_range`` has checked that the codes fit. The rows of ``unsorted``
     features are left uninitialised.

@@ -56,7 +56,6 @@ UPKEEP_ALWAYS = 1
 UPKEEP_NEVER = 2
 
 
-@inline_kernel
 def new_side_flags(n_samples):
     """One bit per sample saying whether it goes to its node's left child (the partition's input).
 
@@ -627,7 +626,6 @@ def xlogx_table(n_rows):
     return out
 
 
-@inline_kernel
 def screening_table(n_samples, unit_weight, criterion):
     """Return :func:`xlogx_table` of the fit's rows where the sweeps screen with it, else empty.
 
@@ -1317,6 +1315,35 @@ def random_split_in_segment(
     return proxy, pos, threshold, missing
 
 
+def sweep_switches(random_split, has_missing, unit_weight, criterion, n_sweep, root_weight,
+                   xlogx):  # fmt: skip
+    """Return which sweeps of :func:`best_splits_of_feature` a fit can reach (its switches).
+
+    Each is True or None. Every node of the fit takes one of the switched-on sweeps: the
+    unit Gini sweep serves every node when the root's row count is below
+    ``EXACT_SQUARES_LIMIT`` (a node weighs at most the root), the screened entropy sweep
+    every node of an unweighted entropy fit with a table, and the general sweep the rest
+    (and the nodes the weighted entropy sweep turns away).
+
+    Returns
+    -------
+    tuple
+        ``random_search, nan_search, unit_gini_search, unit_entropy_search,
+        weighted_entropy_search, general_search``.
+    """
+    on = lambda flag: True if flag else None  # noqa: E731
+    if random_split:
+        return True, on(has_missing), None, None, None, None
+    entropy = criterion == ENTROPY or criterion == GAIN_RATIO
+    unit_gini = unit_weight and criterion == GINI
+    unit_entropy = unit_weight and xlogx.shape[0] > 0
+    weighted_entropy = (
+        not unit_weight and entropy and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
+    )
+    general = not ((unit_gini and root_weight < EXACT_SQUARES_LIMIT) or unit_entropy)
+    return None, on(has_missing), on(unit_gini), on(unit_entropy), on(weighted_entropy), on(general)
+
+
 @kernel
 def best_splits_of_feature(
     f,
@@ -1338,12 +1365,17 @@ def best_splits_of_feature(
     criterion,
     min_samples_leaf,
     min_weight_leaf,
-    random_split,
     out_proxy,
     out_pos,
     out_threshold,
     out_missing,
     node_best,
+    random_search,
+    nan_search,
+    unit_gini_search,
+    unit_entropy_search,
+    weighted_entropy_search,
+    general_search,
 ):
     """Best split of feature ``f`` for every node of a batch, NaN rows included.
 
@@ -1353,7 +1385,7 @@ def best_splits_of_feature(
     them for node ``k``'s segment (``pos`` is the first non-missing position of the right
     child; the threshold is ``+inf`` for the split "every value | NaN"), ``out_missing[k, f]``
     where the node's NaN rows go: ``1`` left, ``0`` right, ``-1`` when it has none (the
-    builder then sends NaN to the larger child). With ``random_split`` the feature is not
+    builder then sends NaN to the larger child). With ``random_search`` the feature is not
     swept: ``out_threshold[k, f]`` and ``out_missing[k, f]`` hold the threshold and NaN side
     drawn for node ``k`` on entry and only that split is scored
     (:func:`random_split_in_segment`).
@@ -1363,6 +1395,10 @@ def best_splits_of_feature(
     pre-test from it, and the proxy this feature reaches is offered back. So a feature that
     loses may report a lesser cut or none (``-inf``) in column ``f``; the winner of the
     builder's reduction over features, and its cut, are the same as without it.
+
+    The ``*_search`` switches (True or None, :func:`sweep_switches`) say which sweeps a fit
+    can reach: numba removes every branch on a None switch, so a fit compiles only its own
+    sweep family, and the NaN passes only when the data has NaN.
 
     Notes
     -----
@@ -1412,7 +1448,7 @@ def best_splits_of_feature(
         node = nodes[k]
         start = node_start[node]
         end = node_end[node]
-        if random_split:
+        if random_search is not None:
             proxy, pos, threshold, missing = random_split_in_segment(
                 idx, val, codes, start, end, contrib, sample_weight, unit_weight,
                 unit_sample_weight, node_stats[node], node_weight[node], n_sweep, criterion,
@@ -1422,10 +1458,10 @@ def best_splits_of_feature(
         else:
             total = node_stats[node]
             weight = node_weight[node]
-            n_missing = count_missing(val, start, end)
+            n_missing = count_missing(val, start, end) if nan_search is not None else 0
             end_non_missing = end - n_missing
             missing_weight = 0.0
-            if n_missing > 0 and end_non_missing > start:
+            if nan_search is not None and n_missing > 0 and end_non_missing > start:
                 missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib,
                                             sample_weight, unit_weight, unit_sample_weight,
                                             n_sweep, missing_stats)  # fmt: skip
@@ -1446,20 +1482,27 @@ def best_splits_of_feature(
                     known_proxy = read_best(node_best, k)
                     # The sweeps are picked here, not in a helper of their own, so that each
                     # is copied once (see the Notes).
-                    if unit_weight and criterion == GINI and weight < EXACT_SQUARES_LIMIT:
+                    if (
+                        unit_gini_search is not None
+                        and unit_weight
+                        and criterion == GINI
+                        and weight < EXACT_SQUARES_LIMIT
+                    ):
                         pass_proxy, pass_pos, pass_threshold = unit_gini_sweep(
                             val, codes, start, p, end_non_missing, total, weight, weight_left,
                             n_sweep, min_left, min_right, min_weight_leaf, left, known_proxy,
                             block,
                         )  # fmt: skip
-                    elif unit_weight and xlogx.shape[0] > 0:  # entropy or gain ratio, rows
+                    elif unit_entropy_search is not None and unit_weight and xlogx.shape[0] > 0:
+                        # entropy or gain ratio, rows
                         pass_proxy, pass_pos, pass_threshold = unit_entropy_sweep(
                             val, codes, start, p, end_non_missing, total, weight, weight_left,
                             n_sweep, min_left, min_right, min_weight_leaf, left,
                             NO_SPLIT if criterion == GAIN_RATIO else known_proxy, xlogx,
                         )  # fmt: skip
                     elif (
-                        not unit_weight
+                        weighted_entropy_search is not None
+                        and not unit_weight
                         and (criterion == ENTROPY or criterion == GAIN_RATIO)
                         and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
                         and mostly_distinct(val, p, end_non_missing)
@@ -1470,7 +1513,7 @@ def best_splits_of_feature(
                             min_weight_leaf, left,
                             NO_SPLIT if criterion == GAIN_RATIO else known_proxy,
                         )  # fmt: skip
-                    else:
+                    elif general_search is not None:
                         pass_proxy, pass_pos, pass_threshold = general_sweep(
                             idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
                             unit_weight, unit_sample_weight, total, weight, weight_left,
@@ -1479,7 +1522,7 @@ def best_splits_of_feature(
                         )  # fmt: skip
                 if nan_pass == 0:
                     proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
-                    if n_missing > 0:
+                    if nan_search is not None and n_missing > 0:
                         missing = 0
                         proxy_inf = values_versus_missing_proxy(
                             end_non_missing - start, n_missing, weight, missing_weight, total,
@@ -1502,19 +1545,22 @@ def best_splits_of_feature(
 def best_splits_serial(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep,
-    criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
-    out_threshold, out_missing, node_best,
+    criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+    out_missing, node_best, random_search, nan_search, unit_gini_search, unit_entropy_search,
+    weighted_entropy_search, general_search,
 ):  # fmt: skip
     """Best split of every (node, feature) pair of a batch, one feature after the other.
 
-    ``node_best``: each node's best proxy so far (see :func:`best_splits_of_feature`).
+    ``node_best``: each node's best proxy so far; the switches: see
+    :func:`best_splits_of_feature`.
     """
     for f in range(sorted_idx.shape[0]):
         best_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
-            xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy,
-            out_pos, out_threshold, out_missing, node_best,
+            xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos,
+            out_threshold, out_missing, node_best, random_search, nan_search, unit_gini_search,
+            unit_entropy_search, weighted_entropy_search, general_search,
         )  # fmt: skip
 
 
@@ -1522,8 +1568,9 @@ def best_splits_serial(
 def best_splits_parallel(
     nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep,
-    criterion, min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
-    out_threshold, out_missing, node_best, n_threads,
+    criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+    out_missing, node_best, random_search, nan_search, unit_gini_search, unit_entropy_search,
+    weighted_entropy_search, general_search, n_threads,
 ):  # fmt: skip
     """Compute what :func:`best_splits_serial` does, features spread over ``n_threads``.
 
@@ -1555,9 +1602,10 @@ def best_splits_parallel(
                     f, nodes[first:stop], candidate[first:stop], node_start, node_end,
                     node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
                     sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep, criterion,
-                    min_samples_leaf, min_weight_leaf, random_split, out_proxy[first:stop],
+                    min_samples_leaf, min_weight_leaf, out_proxy[first:stop],
                     out_pos[first:stop], out_threshold[first:stop], out_missing[first:stop],
-                    node_best[first:stop],
+                    node_best[first:stop], random_search, nan_search, unit_gini_search,
+                    unit_entropy_search, weighted_entropy_search, general_search,
                 )  # fmt: skip
             item = claim_item(queue)
 
@@ -1602,7 +1650,8 @@ def parts_of_batch(nodes, node_start, node_end, n_parts):
 @kernel
 def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, flip,
                       left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                      scratch_idx, scratch_val, scratch_code, scratch_bits):  # fmt: skip
+                      scratch_idx, scratch_val, scratch_code, scratch_bits,
+                      vector_blocks, with_row_bits):  # fmt: skip
     """Stable partition of feature ``f``'s segments of the split nodes into left | right.
 
     A sample of node ``k`` goes left when its flag in ``goes_left`` differs from ``flip[k]``:
@@ -1623,7 +1672,8 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     scratch, as before, wrote every sample twice, to both places, then the right ones a
     third time. One write per sample took 0.73-0.88x the time in isolation, 581k rows in
     segments of 50 to 20,000, and Covertype's partition about 0.82x in a profile of its
-    fit.) Where ``_simd.USE_COMPRESS`` holds (AVX-512), the whole
+    fit.) ``vector_blocks`` (True or None, :func:`partition_switch`): where it is True and
+    ``_simd.USE_COMPRESS`` holds (AVX-512), the whole
     blocks of 16 rows go through ``_simd.partition_block`` (compress, the same result) and
     only the tail row by row: the loop 0.41-0.58x the time (Intel Xeon, with compress
     stores to memory); a Covertype fit on one thread 0.88x (AMD Zen 4, compress into a
@@ -1640,7 +1690,9 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     constant, for the feature whose segments are read as the nodes' row sets
     (``_absolute_error.rank_targets``, ``_two_valued``); ``UPKEEP_NEVER`` nothing, for the
     features ``_two_valued`` searches without their segments. The rows of ``row_bits``
-    (no column: none) follow the ``UPKEEP_ALWAYS`` feature's positions and move with them.
+    follow the ``UPKEEP_ALWAYS`` feature's positions and move with them; ``with_row_bits``
+    is None when ``row_bits`` has no column (no two-valued feature), which leaves that
+    path out of the compiled code.
     """
     if upkeep[f] == UPKEEP_NEVER:
         return
@@ -1664,14 +1716,14 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
             continue
         flip_k = np.uint64(flip[k])
         n_left = np.uint64(left_size[k])
-        if upkeep[f] == UPKEEP_ALWAYS and row_bits.shape[1] > 0:
+        if with_row_bits is not None and upkeep[f] == UPKEEP_ALWAYS:
             partition_rows(idx, start, end, goes_left, flip_k, n_left, row_bits, scratch_bits)
         # Unsigned positions and cursors (see "Unsigned positions" in _jit).
         to_left = np.uint64(0)
         right_part = n_left + np.uint64(STORE_SLACK)
         to_right = right_part
         first = np.uint64(start)
-        if USE_COMPRESS:
+        if vector_blocks is not None and USE_COMPRESS:
             # 16 rows at a time with compress (``_simd``), the same order and result.
             while first + np.uint64(BLOCK) <= np.uint64(end):
                 n_block_left = partition_block(
@@ -1697,6 +1749,16 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
         copy_parts_back(idx, start, scratch_idx, n_left, right_part, n_right)
         copy_parts_back(val, start, scratch_val, n_left, right_part, n_right)
         copy_parts_back(codes, start, scratch_code, n_left, right_part, n_right)
+
+
+# Rows from which a fit partitions in vector blocks (``_simd``) where the CPU has them: a
+# smaller fit runs the row loop alone and does not compile the block path.
+VECTOR_MIN_ROWS = 1 << 16
+
+
+def partition_switch(n_samples):
+    """Return ``vector_blocks`` of :func:`partition_feature` for a fit of ``n_samples`` rows."""
+    return True if USE_COMPRESS and n_samples >= VECTOR_MIN_ROWS else None
 
 
 # Positions the partition's scratch buffers hold beyond the largest segment: the free
@@ -1814,8 +1876,8 @@ def renumber_samples(sorted_idx, row_feature, upkeep, code, contrib, sample_weig
 
 @kernel
 def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip, left_size,
-                     sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                     max_segment):  # fmt: skip
+                     sorted_idx, sorted_val, sorted_code, upkeep, row_bits, max_segment,
+                     vector_blocks, with_row_bits):  # fmt: skip
     """Partition every feature's segments of the split nodes, one feature after the other."""
     # Uncounted views of the arguments for the loops below (``_borrow``).
     (nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
@@ -1833,14 +1895,15 @@ def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip
     for f in range(sorted_idx.shape[0]):
         partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, flip,
                           left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                          scratch_idx, scratch_val, scratch_code, scratch_bits)  # fmt: skip
+                          scratch_idx, scratch_val, scratch_code, scratch_bits,
+                          vector_blocks, with_row_bits)  # fmt: skip
     keep_alive(owned)
 
 
 @parallel_kernel
 def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, flip,
                        left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                       max_segment, n_chunks):  # fmt: skip
+                       max_segment, vector_blocks, with_row_bits, n_chunks):  # fmt: skip
     """Partition like :func:`partition_serial`, on ``n_chunks`` threads.
 
     Notes
@@ -1867,7 +1930,7 @@ def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, fl
                                   left_size[first:stop], sorted_idx, sorted_val, sorted_code,
                                   upkeep, row_bits,
                                   scratch_idx, scratch_val, scratch_code,
-                                  scratch_bits)  # fmt: skip
+                                  scratch_bits, vector_blocks, with_row_bits)  # fmt: skip
             item = claim_item(queue)
 
 

@@ -44,6 +44,11 @@ from ._shared_best import offer_best
 from ._splitter import NO_SPLIT, set_side_flag
 from ._work_queue import claim_item, new_work_queue
 
+# Rows from which a fit looks for two-valued columns. The path is an accelerator (it gives
+# the sweep's very splits): a smaller fit sweeps them like any column and does not compile
+# the scan, the count and the side marking.
+MIN_ROWS = 1 << 14
+
 # What a scan of some rows knows of a column (``scan_rows``), and after the merge of the
 # scans (``merge_scans``).
 SEEN_NONE = 0  # no row scanned

@@ -167,32 +167,12 @@ def test_max_features_draws_are_reproducible_and_respect_the_budget():
     assert a.max_features_ == 3
 
 
-@pytest.mark.parametrize("splitter", ["best", "hist"])
-@pytest.mark.parametrize("max_leaf_nodes", [None, 12])
-def test_python_loop_of_a_builder_grows_the_compiled_builders_tree(
-    monkeypatch, iris_data, splitter, max_leaf_nodes
-):
-    """``builder_for`` runs a builder's Python code for the optional searches (categorical,
-    absolute_error, multi-output): the same loop calling the same kernels from Python. Here
-    both run a common fit, with NaN and a 0/1 column, and must agree bit for bit."""
-    X, y = iris_data
-    X = np.column_stack([X, X[:, 2] > 3.0]).astype(np.float64)
-    X[::9, 1] = np.nan
-    params = {"splitter": splitter, "max_leaf_nodes": max_leaf_nodes, "random_state": 0}
-    compiled = dtjit.DecisionTreeClassifier(**params).fit(X, y)
-    assert _builder.builder_for(_builder.build, (None, None, None)) is _builder.build
-    monkeypatch.setattr(_builder, "builder_for", lambda builder, *_: builder.py_func)
-    python = dtjit.DecisionTreeClassifier(**params).fit(X, y)
-    assert compiled.tree_.node_count > 9
-    assert_trees_identical(compiled, python)
-
-
 @pytest.mark.parametrize("task", ["regression", "weighted classification"])
 def test_renumbered_samples_grow_the_tree_grown_without(monkeypatch, task):
     """The builder renumbers the samples by position as its nodes shrink (regression and
     weighted fits, ``_splitter.renumber_samples``): the tree is the one grown without it,
-    bit for bit, threads, NaN and a 0/1 column included. Without it here: the builder's
-    Python loop with the shrink factor out of reach."""
+    bit for bit, threads, NaN and a 0/1 column included. Without it here: the
+    shrink factor out of reach."""
     rng = np.random.default_rng(8)
     n = 4000
     X = rng.normal(size=(n, 5)).astype(np.float32)
@@ -205,7 +185,6 @@ def test_renumbered_samples_grow_the_tree_grown_without(monkeypatch, task):
         y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
         est, weights = dtjit.DecisionTreeClassifier, rng.uniform(0.5, 2.0, n)
     renumbered = est(n_jobs=2).fit(X, y, sample_weight=weights)
-    monkeypatch.setattr(_builder, "builder_for", lambda builder, *_: builder.py_func)
     monkeypatch.setattr(_builder, "RENUMBER_SHRINK", 2**40)
     plain = est(n_jobs=2).fit(X, y, sample_weight=weights)
     assert renumbered.tree_.max_depth > 8

@@ -26,7 +26,7 @@ from _reference import FEATURE_THRESHOLD, entropy, gini
 from numba.core.registry import CPUDispatcher
 
 import dtjit
-from dtjit import _builder, _predict, _shared_best, _splitter, _work_queue
+from dtjit import _predict, _shared_best, _splitter, _work_queue
 
 # Every module of the package, so a new kernel module is checked without being listed here.
 KERNEL_MODULES = [
@@ -41,13 +41,6 @@ LANE_SCRIPT = textwrap.dedent(
     import json, os, sys
     import numpy as np
     import dtjit
-    from dtjit import _builder
-    if os.environ.get("NUMBA_BOUNDSCHECK"):
-        # The builders' loops run as Python over the checked kernels, as for the optional
-        # searches (_builder.builder_for): their own indexing is checked as Python by the
-        # pure-Python lane, and compiling build and build_hist once more, linked with every
-        # kernel they call, was 30 s of this lane's 205 s.
-        _builder.builder_for = lambda builder, *_: builder.py_func
     rng = np.random.default_rng(0)
     X = rng.integers(0, 5, size=(80, 3)).astype(np.float32)
     X[:, 2] += rng.normal(scale=0.1, size=80).astype(np.float32)
@@ -271,12 +264,11 @@ def test_one_signature_per_prediction_kernel_across_layouts():
         np.testing.assert_array_equal(est.predict(variant), expected)
     # Other tests may have compiled the wide node layout too; count the compact one only.
     compact = numba.from_dtype(_predict.COMPACT_NODE_DTYPE)
+    # The last argument is the NaN walk's switch (_predict.route_block): one signature for
+    # each value the session used, on purpose; so it is left out of the count.
     signatures = _predict.route_rows_serial.signatures
-    assert numba.config.DISABLE_JIT or len([s for s in signatures if s[1].dtype == compact]) == 1
-    # The last three arguments are the optional-search switches (_builder.search_switches):
-    # each combination the session used is a signature of its own, on purpose.
-    if not numba.config.DISABLE_JIT:
-        assert len({signature[:-3] for signature in _builder.build.signatures}) <= 2
+    compact_signatures = {s[:-1] for s in signatures if s[1].dtype == compact}
+    assert numba.config.DISABLE_JIT or len(compact_signatures) == 1
 
 
 def _fitted_tree(seed: int, n_features: int = 5):
@@ -315,7 +307,7 @@ def test_routing_matches_reference_including_nan(n_rows, wide):
     has_nan = bool(np.isnan(Xq).any())
     for kernel in (_predict.route_rows_serial, _predict.route_rows_parallel):
         out = np.full((n_rows, 3), -1, dtype=np.int64)
-        found = kernel(Xq, *packed, payload, out, True)
+        found = _predict.route_rows(kernel, Xq, packed, payload, out, True)
         assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
         np.testing.assert_array_equal(out, payload[expected])
         indptr = np.empty(n_rows + 1, dtype=np.int64)
@@ -335,11 +327,11 @@ def test_kernels_report_nan_and_infinity_wherever_they_are(kernel, bad, row):
     Xq[row, row % 5] = bad
     out = np.empty((len(Xq), 1), dtype=np.int64)
     ids = tree.node_ids().reshape(-1, 1)
-    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), ids, out, False)
+    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), ids, out, False, None)
     expected = _predict.ROWS_HAVE_NAN if np.isnan(bad) else _predict.ROWS_HAVE_INF
     assert found == expected
     Xq[row, row % 5] = 1.0
-    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), ids, out, False)
+    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), ids, out, False, None)
     assert found == _predict.ROWS_FINITE
 
 
@@ -349,7 +341,7 @@ def test_infinity_wins_over_nan_in_the_report():
     Xq[10, 1], Xq[90, 2] = np.nan, np.inf
     out = np.empty((100, 1), dtype=np.int64)
     ids = tree.node_ids().reshape(-1, 1)
-    found = _predict.route_rows_serial(Xq, *tree.packed_nodes(), ids, out, True)
+    found = _predict.route_rows(_predict.route_rows_serial, Xq, tree.packed_nodes(), ids, out, True)
     assert found == _predict.ROWS_HAVE_INF
 
 

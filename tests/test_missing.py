@@ -66,12 +66,17 @@ def _kernel_split(
     xlogx = _splitter.xlogx_table(len(x) if unit and criterion == "entropy" else 0)
     out_proxy, out_pos = np.empty((1, 1)), np.empty((1, 1), np.int64)
     out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)
+    code_of_criterion = dtjit._jit.CRITERION_CODES[criterion]
+    unit_weight = unit and is_classifier
+    # The switches the builder would pass for this fit (the data has NaN: both passes).
+    switches = _splitter.sweep_switches(
+        False, True, unit_weight, code_of_criterion, n_sweep, float(w.sum()), xlogx
+    )
     _splitter.best_splits_of_feature(
         np.int64(0), one, np.ones((1, 1), np.uint8), one, np.array([len(x)]), total[None, :],
-        np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit and is_classifier,
-        unit, xlogx, n_sweep,
-        dtjit._jit.CRITERION_CODES[criterion], min_samples_leaf, float(min_weight_leaf), False,
-        out_proxy, out_pos, out_threshold, out_missing, np.array([known]),
+        np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit_weight,
+        unit, xlogx, n_sweep, code_of_criterion, min_samples_leaf, float(min_weight_leaf),
+        out_proxy, out_pos, out_threshold, out_missing, np.array([known]), *switches,
     )  # fmt: skip
     proxy, pos = out_proxy[0, 0], int(out_pos[0, 0])
     threshold, missing = out_threshold[0, 0], int(out_missing[0, 0])

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numba
 import numpy as np
 import pytest
 from _assertions import assert_same_as_sklearn, compare_with_sklearn
@@ -39,7 +38,6 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import compute_sample_weight
 
 import dtjit
-from dtjit import _builder
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -455,9 +453,7 @@ def test_constant_target_node_is_a_pure_leaf():
 def test_more_than_256_classes_only_ties(criterion):
     """More classes than a byte holds: the presorted class codes (uint16) stay exact.
 
-    Checked against scikit-learn on 300 classes, full depth, unweighted and weighted. Such
-    fits run the builder's loop in Python (``_builder.builder_for``): no compiled builder
-    takes uint16 codes.
+    Checked against scikit-learn on 300 classes, full depth, unweighted and weighted.
     """
     rng = np.random.default_rng(3)
     X = rng.integers(0, 40, size=(3000, 3)).astype(np.float64)
@@ -469,5 +465,3 @@ def test_more_than_256_classes_only_ties(criterion):
         theirs = sk_tree.DecisionTreeClassifier(criterion=criterion, random_state=0)
         theirs.fit(X, y, sample_weight=w)
         assert_same_as_sklearn(ours, theirs, X, y, sample_weight=w, allow_ties=True)
-    code_types = [signature[2].dtype for signature in _builder.build.signatures]
-    assert numba.types.uint16 not in code_types

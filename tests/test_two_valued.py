@@ -16,6 +16,12 @@ from dtjit import _two_valued
 from dtjit._jit import FEATURE_THRESHOLD
 
 
+@pytest.fixture(autouse=True)
+def two_valued_at_any_size(monkeypatch):
+    """The estimator takes the path from ``MIN_ROWS`` rows on: here, at every size."""
+    monkeypatch.setattr(_two_valued, "MIN_ROWS", 0)
+
+
 def mixed_columns(n, seed, with_nan=False):
     """Indicator, one-hot, two-valued, near-tied and numeric columns (one with NaN); a label.
 

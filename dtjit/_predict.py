@@ -611,8 +611,9 @@ def walk_rows(
 
 @kernel
 def route_block(
-    X, start, stop, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan
-):
+    X, start, stop, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan,
+    nan_walk,
+):  # fmt: skip
     """Route rows ``[start, stop)`` of ``X``, checking them for NaN and infinity on the way.
 
     Parameters
@@ -637,6 +638,10 @@ def route_block(
         Written at rows ``[start, stop)``.
     allow_nan : bool
         Route rows holding NaN (along each node's ``nan_right`` bit) instead of stopping.
+    nan_walk : True or None
+        None leaves the walk with the NaN test out of the compiled code: a block holding
+        NaN then reports ``ROWS_HAVE_NAN`` without being routed, and the caller routes
+        again with True (:func:`route_rows`). Data without NaN never compiles that walk.
 
     Returns
     -------
@@ -656,13 +661,69 @@ def route_block(
     if rows_all_finite(bits, X.shape[1], start, stop):
         return ROWS_FINITE
     found = classify_rows(X, start, stop)
-    if found == ROWS_HAVE_NAN and allow_nan:
+    if nan_walk is not None and found == ROWS_HAVE_NAN and allow_nan:
         walk_rows(X, start, stop, nodes, shift, feature_mask, phases, tree_node, payload, out, True)
     return found
 
 
+class PlainTree(NamedTuple):
+    """A tree's arrays as :func:`route_rows_plain` reads them (fixed dtypes: one compile)."""
+
+    feature: np.ndarray  # int64
+    threshold: np.ndarray  # float32, rounded down (see round_down_to_float32)
+    left: np.ndarray  # int64, TREE_LEAF at leaves
+    right: np.ndarray  # int64
+    nan_right: np.ndarray  # uint8: where a NaN goes at each split
+
+
+def plain_nodes(feature, threshold, left, right, missing_left) -> PlainTree:
+    """Return the tree's arrays in the form :func:`route_rows_plain` reads."""
+    is_leaf = np.asarray(left) == TREE_LEAF
+    return PlainTree(
+        np.where(is_leaf, 0, feature).astype(np.int64),
+        round_down_to_float32(np.asarray(threshold, dtype=np.float64)),
+        np.asarray(left, dtype=np.int64),
+        np.asarray(right, dtype=np.int64),
+        (1 - np.asarray(missing_left, dtype=np.int64)).astype(np.uint8),
+    )
+
+
 @kernel
-def route_rows_serial(X, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan):
+def route_rows_plain(X, tree, payload, out, allow_nan):
+    """Route every row of ``X`` by a plain walk of the tree's arrays: the small-input path.
+
+    ``tree`` is a :class:`PlainTree`; ``payload`` and ``out`` as for :func:`route_block`,
+    and the same result (``ROWS_FINITE`` ...) and routes, bit for bit: a row goes right
+    where ``x > threshold`` (float32, rounded down), or where ``x`` is NaN and
+    ``nan_right``. The packed, phased walk (:func:`route_rows_serial`) is an accelerator of
+    large inputs; this loop compiles in a fraction of its time and serves the rest.
+
+    Notes
+    -----
+    The rows are checked for NaN and infinity first (an input this small is in the cache).
+    Cost O(rows * depth).
+    """
+    found = classify_rows(X, 0, X.shape[0])
+    if found == ROWS_HAVE_INF or (found == ROWS_HAVE_NAN and not allow_nan):
+        return found
+    feature, threshold, left, right, nan_right = tree
+    for i in range(X.shape[0]):
+        node = 0
+        while left[node] != TREE_LEAF:
+            x = X[i, feature[node]]
+            if x > threshold[node] or (x != x and nan_right[node]):
+                node = right[node]
+            else:
+                node = left[node]
+        for w in range(payload.shape[1]):
+            out[i, w] = payload[node, w]
+    return found
+
+
+@kernel
+def route_rows_serial(
+    X, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan, nan_walk
+):
     """Route every row of ``X`` (see :func:`route_block`), one thread.
 
     Notes
@@ -688,15 +749,20 @@ def route_rows_serial(X, nodes, shift, feature_mask, phases, tree_node, payload,
                 payload,
                 out,
                 allow_nan,
+                nan_walk,
             ),
         )
-        if found == ROWS_HAVE_INF or (found == ROWS_HAVE_NAN and not allow_nan):
+        if found == ROWS_HAVE_INF or (
+            found == ROWS_HAVE_NAN and (nan_walk is None or not allow_nan)
+        ):
             break
     return found
 
 
 @parallel_kernel
-def route_rows_parallel(X, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan):
+def route_rows_parallel(
+    X, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan, nan_walk
+):
     """Parallel twin of :func:`route_rows_serial`.
 
     Notes
@@ -720,8 +786,21 @@ def route_rows_parallel(X, nodes, shift, feature_mask, phases, tree_node, payloa
             payload,
             out,
             allow_nan,
+            nan_walk,
         )
     return found.max() if n_tasks > 0 else ROWS_FINITE
+
+
+def route_rows(kernel, X, packed, payload, out, allow_nan):
+    """Run ``kernel`` (:func:`route_rows_serial` or its parallel twin) over ``X``.
+
+    Rows are walked without the NaN test first; only when some hold NaN that ``allow_nan``
+    routes are they all walked again with it, so the NaN walk compiles on first use.
+    """
+    found = kernel(X, *packed, payload, out, allow_nan, None)
+    if found == ROWS_HAVE_NAN and allow_nan:
+        found = kernel(X, *packed, payload, out, allow_nan, True)
+    return found
 
 
 @kernel

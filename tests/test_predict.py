@@ -212,9 +212,28 @@ def test_routing_matches_reference_on_every_tree(name, wide):
         has_nan = bool(np.isnan(Xq).any())
         for kernel in (_predict.route_rows_serial, _predict.route_rows_parallel):
             out = np.full((n_rows, 3), -1, dtype=np.int64)
-            found = kernel(Xq, *packed, payload, out, True)
+            found = _predict.route_rows(kernel, Xq, packed, payload, out, True)
             assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
             np.testing.assert_array_equal(out, expected, err_msg=f"{kernel.__name__}, {n_rows}")
+
+
+@pytest.mark.parametrize("name", TREE_NAMES)
+def test_plain_walk_matches_reference_on_every_tree(name):
+    """The small-input walk (``route_rows_plain``) routes every row as the reference does."""
+    tree = _tree(name)
+    rows = ESTIMATORS[name][1]
+    plain = _predict.plain_nodes(tree.feature, tree.threshold, tree.left, tree.right,
+                                 tree.missing_left)  # fmt: skip
+    payload = np.arange(tree.node_count * 3, dtype=np.int64).reshape(-1, 3) * 7 + 1
+    for n_rows in (0, 1, 13, len(rows)):
+        Xq = np.ascontiguousarray(rows[:n_rows])
+        out = np.full((n_rows, 3), -1, dtype=np.int64)
+        found = _predict.route_rows_plain(Xq, plain, payload, out, True)
+        has_nan = bool(np.isnan(Xq).any())
+        assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
+        np.testing.assert_array_equal(out, _reference_payload_rows(tree, Xq, payload))
+        if has_nan:  # NaN refused: reported, nothing routed
+            assert _predict.route_rows_plain(Xq, plain, payload, out, False) == found
 
 
 @pytest.mark.parametrize("phases", [[1], [2, 1], [3, 5], [40]])
@@ -230,7 +249,7 @@ def test_any_phases_reaching_the_leaves_route_the_same(phases):
     packed = _pack(tree)._replace(phases=np.array(phases, dtype=np.int64))
     ids = tree.node_ids().reshape(-1, 1)
     out = np.empty((len(rows), 1), dtype=np.int64)
-    _predict.route_rows_serial(rows, *packed, ids, out, True)
+    _predict.route_rows(_predict.route_rows_serial, rows, packed, ids, out, True)
     np.testing.assert_array_equal(out[:, 0], reference_apply(_arrays(tree), rows))
 
 

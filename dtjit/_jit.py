@@ -30,7 +30,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from . import _compile_gc  # noqa: E402, F401  (registers its numba:compile listener)
+# Both register numba:compile listeners: the collector's thresholds during a compile, and
+# the warning at the first compile of a process.
+from . import _compile_gc, _compile_notice  # noqa: E402, F401
 
 KERNEL_OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
 

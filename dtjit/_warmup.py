@@ -83,6 +83,7 @@ def warm_up_steps(
 
     from ._estimators import DecisionTreeClassifier as Classifier
     from ._estimators import DecisionTreeRegressor as Regressor
+    from ._splitter import VECTOR_MIN_ROWS
     from .discretize import MDLPDiscretizer
 
     splitters = splitter_list(splitters)
@@ -137,8 +138,8 @@ def warm_up_steps(
     def discretizer() -> None:
         MDLPDiscretizer().fit(iris_X, iris_y).transform(iris_X)
 
-    # The optional searches (missing values aside) are compile-time choices of the builders
-    # (``_builder.search_switches``): each is compiled on its first use, in these steps.
+    # The optional searches are chosen before any kernel runs (``_builder``): each is
+    # compiled on its first use, in these steps.
     iris_nan = iris_X.copy()
     iris_nan[::7, 0] = np.nan
     iris_nan[3::11, 2] = np.nan
@@ -150,14 +151,20 @@ def warm_up_steps(
     diabetes_two = np.column_stack([diabetes_y, diabetes_X[:, 2]])
 
     # A 0/1 indicator column: the exact splitter's two-valued search (dtjit._two_valued),
-    # serial on iris and threaded on the large rows (its passes over X have both forms).
+    # an accelerator of fits from its MIN_ROWS rows on; serial and threaded.
     iris_indicator = np.column_stack([iris_X, iris_X[:, 0] > 5.8])
     X_indicator = np.column_stack([X, X[:, 0] > 0.0])
+    # Rows from which the exact fit's accelerators (vector partition) compile.
+    large = VECTOR_MIN_ROWS // len(X) + 1
+    X_large, y_large = np.tile(X_indicator, (large, 1)), np.tile(y, large)
 
     def two_valued() -> None:
-        model = Classifier(random_state=SEED).fit(iris_indicator, iris_y)
-        model.predict(iris_indicator)
+        Classifier(random_state=SEED, max_depth=4).fit(X_indicator, y).predict(X_indicator)
         Classifier(random_state=SEED, n_jobs=-1).fit(X_indicator, y)
+
+    def large_fits() -> None:
+        for n_jobs in (None, -1):
+            Classifier(random_state=SEED, max_depth=8, n_jobs=n_jobs).fit(X_large, y_large)
 
     def hist_two_bins() -> None:
         # A column of two values is binned by one comparison (_binning.two_bin_switch).
@@ -212,8 +219,7 @@ def warm_up_steps(
         model = Classifier(random_state=SEED).fit(X[:n_few_rows], many_labels[:n_few_rows])
         model.predict_proba(X[:n_few_rows])
         Classifier(max_depth=6, random_state=SEED, n_jobs=-1).fit(X, many_labels)
-        # Weighted: the builder's Python loop (used past 256 classes) then renumbers samples,
-        # with a compiled helper of its own (_builder.largest_segment).
+        # Weighted: the builder renumbers the samples (_splitter.renumber_samples).
         Classifier(criterion="entropy", max_depth=6, random_state=SEED).fit(
             X[:n_few_rows], many_labels[:n_few_rows], sample_weight=weights[:n_few_rows]
         )
@@ -264,6 +270,8 @@ def warm_up_steps(
              "(serial and n_jobs=-1), partial dependence", regressor, COMMON),
         Step("classifier: a 0/1 column (two-valued search), fit + predict "
              "(serial and n_jobs=-1)", two_valued, COMMON),
+        Step(f"classifier: {len(X_large):,} rows (vector partition; serial and n_jobs=-1)",
+             large_fits, COMMON),
         Step("classifier: NaN in X, fit + predict (each splitter)", missing_values, COMMON),
         Step("classifier: categorical features, fit + predict, apply, decision_path "
              f"(serial and n_jobs=-1; {', '.join(categorical_splitters)})", categorical,

@@ -12,8 +12,8 @@ Rules of use (``tests/test_borrow.py`` checks them on the source):
 
 - Borrow only in a kernel of its own (``kernel`` or ``parallel_kernel``), never in an inline
   helper, whose arguments are its caller's variables.
-- Borrow only the kernel's *arguments*, or parts of them (unpacked or indexed): the caller
-  holds a reference to each for the whole call, so the memory stays alive.
+- Borrow only the kernel's *arguments*, or parts of them (unpacked, indexed, or a named tuple's
+  fields): the caller holds a reference to each for the whole call, so the memory stays alive.
 - An array created in the kernel is borrowed through a tuple that :func:`keep_alive` uses
   after the loop: numba frees an array right after its last use, which would otherwise be the
   ``borrowed`` call itself (freed scratch reused by the next allocation changed every tree).

@@ -79,7 +79,11 @@ def _check_borrowing_function(name, function):
             (argument,) = value.args
             if isinstance(argument, ast.Tuple):
                 for item in argument.elts:
-                    assert isinstance(item, ast.Name) and item.id in held, (
+                    # An argument, or a field of one (a record's array: the caller holds
+                    # the record, and so the array, for the whole call).
+                    field = isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name)
+                    base = item.value if field else item
+                    assert isinstance(base, ast.Name) and base.id in held, (
                         f"{name} borrows {ast.unparse(item)}, which is not an argument"
                     )
             else:
@@ -95,7 +99,7 @@ def _check_borrowing_function(name, function):
                 assert kept, f"{name} borrows {argument.id} but never calls keep_alive on it"
             views |= targets
             checked += 1
-        elif isinstance(value, (ast.Name, ast.Subscript)) and _names(value) <= held:
+        elif isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)) and _names(value) <= held:
             held |= targets
     # Only a plain statement of the kernel's body is checked above (not one in a loop or a
     # branch, where what it borrows and what keeps that alive cannot be read off).

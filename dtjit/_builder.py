@@ -91,6 +91,7 @@ from ._records import (
 )
 from ._shared_best import new_shared_best
 from ._splitter import (
+    ACCELERATE_MIN_ROWS,
     NO_SPLIT,
     UPKEEP_ALWAYS,
     UPKEEP_NEVER,
@@ -216,14 +217,15 @@ def best_feature(proxies):
 
 @inline_kernel
 def segment_impurity(
-    criterion, stats, weight, idx, start, end, y, sample_weight, absolute_error_search
-):
+    criterion, stats, weight, idx, start, end, y, sample_weight, absolute_error_search,
+    multi_output_search,
+):  # fmt: skip
     """Impurity of the node holding the samples ``idx[start:end]``, with statistics ``stats``.
 
     ``poisson`` and ``absolute_error`` read the samples (O(n) and O(n log n)); the
     ``absolute_error`` median is written to ``stats[MEDIAN_STAT]``. The other criteria need
-    only ``stats`` (``_criterion.node_impurity``). ``absolute_error_search``: see
-    :func:`search_switches` (None leaves the median computation out of the compiled code).
+    only ``stats`` (``_criterion.node_impurity``). The switches: see :func:`search_switches`
+    (None leaves the median computation, or the multi-output impurity, out of the code).
     """
     # Targets all equal (range ``stats[2] == 0``): pure, impurity 0 as in node_impurity,
     # whatever the rounding of y / mean or of the pinball identity (1e-16 to 6e-14 above 0,
@@ -235,14 +237,14 @@ def segment_impurity(
         median, impurity = absolute_error_of_segment(idx, start, end, y, sample_weight)
         stats[MEDIAN_STAT] = median
         return 0.0 if stats[2] == 0.0 else impurity
-    return node_impurity(criterion, stats, weight)
+    return node_impurity(criterion, stats, weight, multi_output_search)
 
 
 @kernel
 def accept_split(
     k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
     weight, weight_root, min_impurity_decrease, splits, idx, start, end, y, sample_weight,
-    mdl_stop, absolute_error_search,
+    mdl_stop, absolute_error_search, multi_output_search,
 ):  # fmt: skip
     """Record batch node ``k``'s best split unless a stopping rule rejects it.
 
@@ -265,11 +267,11 @@ def accept_split(
         return
     impurity_left = segment_impurity(
         criterion, child_stats[k, 0], weight_left, idx, start, pos, y, sample_weight,
-        absolute_error_search,
+        absolute_error_search, multi_output_search,
     )  # fmt: skip
     impurity_right = segment_impurity(
         criterion, child_stats[k, 1], weight_right, idx, pos, end, y, sample_weight,
-        absolute_error_search,
+        absolute_error_search, multi_output_search,
     )  # fmt: skip
     gain = impurity_improvement(
         impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
@@ -385,6 +387,10 @@ class PresortedFit(NamedTuple):
     upkeep: np.ndarray
     switches: tuple
     sweeps: tuple  # ``_splitter.sweep_switches``
+
+
+# No n ln n table: the entropy sweeps score every cut (see ``_splitter.screening_table``).
+NO_TABLE = np.zeros(0, dtype=np.int64)
 
 
 def parallel_pays(fit, work):
@@ -663,7 +669,7 @@ def choose_splits(
             k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
             weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
             min_impurity_decrease, splits, rows, start, end, y, sample_weight, mdl_stop,
-            absolute_error_search,
+            absolute_error_search, multi_output_search,
         )  # fmt: skip
 
 
@@ -944,8 +950,10 @@ def build(
         nodes, sorted_idx[row_feature], code, contrib, sample_weight, y, is_regression,
         criterion, absolute_error_search, multi_output_search,
     )  # fmt: skip
-    # Entropy and gain ratio on row counts screen their cuts with a table of n ln n.
-    xlogx = screening_table(n_samples, unit_weight, criterion)
+    # Entropy and gain ratio on row counts screen their cuts with a table of n ln n (an
+    # accelerator: large fits only).
+    accelerate = n_samples >= ACCELERATE_MIN_ROWS
+    xlogx = screening_table(n_samples, unit_weight, criterion) if accelerate else NO_TABLE
     # NaN sorts last in each presorted column (two-valued columns are not sorted and have none).
     has_missing = bool((np.isnan(sorted_val[:, -1]) & (two_valued[0] < 0)).any())
     fit = PresortedFit(
@@ -957,7 +965,8 @@ def build(
         float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(random_split),
         bool(mdl_stop), cat_slot, two_valued, row_feature, upkeep, switches,
         sweep_switches(
-            random_split, has_missing, unit_weight, criterion, n_sweep, weight_root, xlogx
+            random_split, has_missing, unit_weight, criterion, n_sweep, weight_root, xlogx,
+            accelerate,
         ),
     )  # fmt: skip
     node_count = 1
@@ -1035,7 +1044,7 @@ def init_root(
     )  # fmt: skip
     nodes.impurity[0] = segment_impurity(
         criterion, nodes.stats[0], nodes.weight[0], root_idx, np.int64(0), n_samples, y,
-        sample_weight, absolute_error_search,
+        sample_weight, absolute_error_search, multi_output_search,
     )  # fmt: skip
     return nodes.weight[0]
 
@@ -1156,6 +1165,7 @@ class BinnedFit(NamedTuple):
     nan_bin: np.ndarray
     categorical_search: object
     min_stored_rows: int
+    sweeps: tuple  # ``nan_search, row_sweeps`` of ``_hist.sweep_serial``
 
 
 @kernel
@@ -1221,7 +1231,7 @@ def evaluate_batch_hist(batch, nodes, node_slot, hist_pool, node_bits, fit):
         codes, bin_offset, fit.bin_min, fit.bin_max, fit.near_ties, fit.code,
         fit.position_contrib, fit.position_weight, fit.unit_weight, fit.n_sweep, fit.criterion,
         fit.xlogx, rules.min_samples_leaf, rules.min_weight_leaf, candidate, out_proxy, out_cut,
-        out_threshold, out_missing,
+        out_threshold, out_missing, *fit.sweeps,
     )  # fmt: skip
     if fit.parallel and work >= PARALLEL_MIN_WORK:
         sweep_parallel(*sweep_args, min(4 * fit.n_chunks, n_searched))
@@ -1331,7 +1341,7 @@ def split_nodes(
             k, best_f, pos, out_threshold[s, best_f], missing, weight_left, weight_right,
             criterion, node_impurity_[node], node_weight[node], weight_root,
             min_impurity_decrease, splits, rows, node_start[node], node_end[node], y,
-            sample_weight, mdl_stop, None,
+            sample_weight, mdl_stop, None, None,
         )  # fmt: skip
     keep_alive(owned)
 
@@ -1530,10 +1540,17 @@ def build_hist(
         sample_weight[:n_positioned].copy(),
         y[:n_positioned].copy() if is_regression else y[:0].copy(), bool(unit_weight),
         bool(is_regression), int(n_sweep), int(criterion),
-        screening_table(n_samples, unit_weight, criterion), rules, int(max_features),
+        screening_table(n_samples, unit_weight, criterion)
+        if n_samples >= ACCELERATE_MIN_ROWS
+        else NO_TABLE,
+        rules, int(max_features),
         float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(mdl_stop), cat_slot,
         nan_bin, categorical_search,
         stored_histogram_min_rows(n_features, int(bin_offset[n_features]), n_hist),
+        # A numeric feature's NaN bin is its last, where bin_min is NaN; the row sweeps of
+        # small nodes are an accelerator of large fits.
+        (switch(np.isnan(bin_min[bin_offset[1:] - 1]).any()),
+         switch(n_samples >= ACCELERATE_MIN_ROWS)),
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0

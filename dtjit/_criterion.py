@@ -81,24 +81,27 @@ def log2(x):
 
 
 @kernel
-def node_impurity(criterion, stats, weight):
+def node_impurity(criterion, stats, weight, multi_output_search):
     """Impurity of a node from its statistics.
 
     Parameters
     ----------
     criterion : int
-        A criterion code of ``_jit``.
+        A criterion code of ``_jit``; a multi-output code only with ``multi_output_search``.
     stats : ndarray of float64, shape (n_stats,)
         Class counts (classification) or ``[sum(w*y), sum(w*y*y), range(y)]`` (regression).
     weight : float
         Weighted number of samples of the node, ``> 0``.
+    multi_output_search : True or None
+        None when the fit has one output: the multi-output impurity is then left out of
+        the compiled code (``_builder.search_switches``).
 
     Returns
     -------
     float
         Gini index, entropy in bits (also for ``gain_ratio``), or the weighted variance.
     """
-    if is_multi_output(criterion):
+    if multi_output_search is not None and is_multi_output(criterion):
         return multi_output_impurity(criterion, stats, weight)
     if criterion == GINI:
         sq_count = 0.0

@@ -359,11 +359,13 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
 @kernel
 def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
                    total, weight, n_rows, n_sweep, unit_weight, criterion, xlogx,
-                   min_samples_leaf, min_weight_leaf, left):  # fmt: skip
+                   min_samples_leaf, min_weight_leaf, left, nan_search):  # fmt: skip
     """Best cut of one feature for one node, NaN rows included (scikit-learn 1.9's rules).
 
     Parameters are those of :func:`sweep_bins`, except that ``n_bins`` counts the feature's
-    NaN bin, its last, when it has one (``bin_min`` of that bin is NaN).
+    NaN bin, its last, when it has one (``bin_min`` of that bin is NaN). ``nan_search`` is
+    None when no feature of the fit has a NaN bin: the NaN passes are then left out of the
+    compiled code.
 
     Returns
     -------
@@ -386,7 +388,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     nan_bin = first_bin + n_bins - 1
     n_values = n_bins
     weight_missing, n_missing = 0.0, 0.0
-    if np.isnan(bin_min[nan_bin]):
+    if nan_search is not None and np.isnan(bin_min[nan_bin]):
         n_values = n_bins - 1
         weight_missing, n_missing = bin_totals(hist, nan_bin, n_sweep, unit_weight)
         if n_missing == n_rows:
@@ -402,7 +404,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
         )  # fmt: skip
         if nan_pass == 0:
             best_proxy, best_cut, best_threshold = proxy, cut, threshold
-            if n_missing > 0.0:
+            if nan_search is not None and n_missing > 0.0:
                 best_missing = 0
                 proxy_inf = values_versus_missing_proxy(
                     n_rows - n_missing, n_missing, weight, weight_missing, total, hist[nan_bin],
@@ -420,7 +422,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
 def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_max, near_ties, total,
                weight, n_rows, n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
                min_weight_leaf, left, out_proxy, out_cut, out_threshold,
-               out_missing):  # fmt: skip
+               out_missing, nan_search):  # fmt: skip
     """Sweep every candidate feature of batch node ``s``; writes row ``s`` of the outputs.
 
     Feature ``f``'s bins swept are ``listed[f, :n_listed[f]]`` (codes), or all of them when
@@ -432,6 +434,7 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
                 hist, bin_offset[f], bin_offset[f + 1] - bin_offset[f], listed[f], n_listed[f],
                 bin_min, bin_max, near_ties[f], total, weight, n_rows,
                 n_sweep, unit_weight, criterion, xlogx, min_samples_leaf, min_weight_leaf, left,
+                nan_search,
             )  # fmt: skip
         else:
             proxy, cut, threshold, missing = NO_SPLIT, -1, 0.0, -1
@@ -459,13 +462,15 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
                       node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
                       position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold, out_missing):  # fmt: skip
+                      out_threshold, out_missing, nan_search, row_sweeps):  # fmt: skip
     """Sweep the batch nodes ``first .. stop - 1`` that have no stored histogram.
 
     Each is swept over the bins it occupies only (a small node touches few bins): from a
     scratch histogram, built from its rows and cleared again, or on unit weights feature by
     feature from its rows grouped by bin (:func:`unit_rows_sweep`). Writes rows of the
-    outputs only.
+    outputs only. The row sweeps are an accelerator with the histogram's very results:
+    ``row_sweeps`` None (a small fit) leaves them out of the compiled code; ``nan_search``:
+    see :func:`best_bin_split`.
     """
     n_features = codes.shape[1]
     n_total = bin_offset[n_features]
@@ -499,19 +504,24 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
         start = node_start[node]
         end = node_end[node]
         occupied_bins(start, end, codes, occupancy, listed, n_listed)
-        if not rows_sweep or not choose_row_sweeps(
-            candidate[s], listed, n_listed, bin_offset, bin_min, near_ties, end - start, n_sweep,
-            by_rows,
-        ):  # fmt: skip
+        any_by_rows = False
+        if row_sweeps is not None and rows_sweep:
+            any_by_rows = choose_row_sweeps(
+                candidate[s], listed, n_listed, bin_offset, bin_min, near_ties, end - start,
+                n_sweep, by_rows,
+            )  # fmt: skip
+        if not any_by_rows:
             add_rows(start, end, codes, bin_offset, np.int64(0), n_features, code,
                      position_contrib, position_weight, unit_weight, n_sweep, scratch)  # fmt: skip
             sweep_node(s, scratch, listed, n_listed, candidate, bin_offset, bin_min, bin_max,
                        near_ties, node_stats[node], node_weight[node], end - start, n_sweep,
                        unit_weight, criterion, xlogx, min_samples_leaf, min_weight_leaf, left,
-                       out_proxy, out_cut, out_threshold, out_missing)  # fmt: skip
+                       out_proxy, out_cut, out_threshold, out_missing, nan_search)  # fmt: skip
             for f in range(n_features):
                 clear_listed_bins(listed[f], n_listed[f], bin_offset[f], scratch)
             continue
+        if row_sweeps is None:
+            continue  # not reached: no feature is swept by rows without the switch
         n_binned = 0  # the other candidate features, swept from a histogram
         for f in range(n_features):
             if candidate[s, f] and not by_rows[f]:
@@ -533,7 +543,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
                     scratch, bin_offset[f], bin_offset[f + 1] - bin_offset[f], listed[f],
                     n_listed[f], bin_min, bin_max, near_ties[f], node_stats[node],
                     node_weight[node], end - start, n_sweep, unit_weight, criterion, xlogx,
-                    min_samples_leaf, min_weight_leaf, left,
+                    min_samples_leaf, min_weight_leaf, left, nan_search,
                 )  # fmt: skip
                 clear_listed_bins(listed[f], n_listed[f], bin_offset[f], scratch)
             out_proxy[s, f] = proxy
@@ -727,7 +737,7 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
                       node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties, n_sweep,
                       unit_weight, criterion, xlogx,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold, out_missing):  # fmt: skip
+                      out_threshold, out_missing, nan_search):  # fmt: skip
     """Sweep batch node ``s`` from its stored histogram (all bins of each feature)."""
     node = searched_nodes[s]
     left = np.empty(n_sweep, dtype=np.float64)
@@ -738,7 +748,7 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
                bin_max, near_ties, node_stats[node], node_weight[node],
                node_end[node] - node_start[node], n_sweep, unit_weight, criterion, xlogx,
                min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut, out_threshold,
-               out_missing)  # fmt: skip
+               out_missing, nan_search)  # fmt: skip
 
 
 @kernel
@@ -746,10 +756,11 @@ def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, no
                  hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
                  position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                  min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                 out_missing):  # fmt: skip
+                 out_missing, nan_search, row_sweeps):  # fmt: skip
     """Best cut of every (searched node, candidate feature) pair, on one thread.
 
-    A kernel of its own, not an inline helper, so that it may borrow its arguments.
+    A kernel of its own, not an inline helper, so that it may borrow its arguments. The
+    switches: see :func:`sweep_small_nodes`.
     """
     # Uncounted views of the arguments for the loops below (``_borrow``).
     (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, codes,
@@ -764,12 +775,12 @@ def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, no
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties,
                               n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
                               min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                              out_missing)  # fmt: skip
+                              out_missing, nan_search)  # fmt: skip
     sweep_small_nodes(np.int64(0), searched_nodes.shape[0], searched_nodes, node_slot, node_start,
                       node_end, node_stats, node_weight, codes, bin_offset, bin_min, bin_max,
                       near_ties, code, position_contrib, position_weight, unit_weight, n_sweep,
                       criterion, xlogx, min_samples_leaf, min_weight_leaf, candidate, out_proxy,
-                      out_cut, out_threshold, out_missing)  # fmt: skip
+                      out_cut, out_threshold, out_missing, nan_search, row_sweeps)  # fmt: skip
 
 
 @parallel_kernel
@@ -777,7 +788,7 @@ def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, 
                    hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
                    position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                    min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                   out_threshold, out_missing, n_chunks):  # fmt: skip
+                   out_threshold, out_missing, nan_search, row_sweeps, n_chunks):  # fmt: skip
     """Compute what :func:`sweep_serial` does on threads.
 
     Notes
@@ -793,14 +804,14 @@ def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, 
                               node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties,
                               n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
                               min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                              out_missing)  # fmt: skip
+                              out_missing, nan_search)  # fmt: skip
     for t in prange(n_chunks):
         sweep_small_nodes(t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks,
                           searched_nodes, node_slot, node_start, node_end, node_stats,
                           node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
                           position_contrib, position_weight, unit_weight, n_sweep, criterion,
                           xlogx, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                          out_threshold, out_missing)  # fmt: skip
+                          out_threshold, out_missing, nan_search, row_sweeps)  # fmt: skip
 
 
 @kernel

@@ -1315,15 +1315,23 @@ def random_split_in_segment(
     return proxy, pos, threshold, missing
 
 
+# Rows from which a fit uses the accelerators of the exact splitter: the block and screened
+# sweeps (the general sweep's very proxies and splits, faster on large nodes) and the vector
+# partition. A smaller fit runs the general sweep and the row loop, which compile in a
+# fraction of the time (the unit Gini sweep alone was about 2.6 s of a cold first fit).
+ACCELERATE_MIN_ROWS = 1 << 16
+
+
 def sweep_switches(random_split, has_missing, unit_weight, criterion, n_sweep, root_weight,
-                   xlogx):  # fmt: skip
+                   xlogx, accelerate):  # fmt: skip
     """Return which sweeps of :func:`best_splits_of_feature` a fit can reach (its switches).
 
     Each is True or None. Every node of the fit takes one of the switched-on sweeps: the
     unit Gini sweep serves every node when the root's row count is below
     ``EXACT_SQUARES_LIMIT`` (a node weighs at most the root), the screened entropy sweep
     every node of an unweighted entropy fit with a table, and the general sweep the rest
-    (and the nodes the weighted entropy sweep turns away).
+    (and the nodes the weighted entropy sweep turns away). Without ``accelerate`` (a fit
+    below ``ACCELERATE_MIN_ROWS`` rows) every node takes the general sweep.
 
     Returns
     -------
@@ -1335,10 +1343,13 @@ def sweep_switches(random_split, has_missing, unit_weight, criterion, n_sweep, r
     if random_split:
         return True, on(has_missing), None, None, None, None
     entropy = criterion == ENTROPY or criterion == GAIN_RATIO
-    unit_gini = unit_weight and criterion == GINI
-    unit_entropy = unit_weight and xlogx.shape[0] > 0
+    unit_gini = accelerate and unit_weight and criterion == GINI
+    unit_entropy = accelerate and unit_weight and xlogx.shape[0] > 0
     weighted_entropy = (
-        not unit_weight and entropy and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
+        accelerate
+        and not unit_weight
+        and entropy
+        and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
     )
     general = not ((unit_gini and root_weight < EXACT_SQUARES_LIMIT) or unit_entropy)
     return None, on(has_missing), on(unit_gini), on(unit_entropy), on(weighted_entropy), on(general)
@@ -1751,14 +1762,13 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
         copy_parts_back(codes, start, scratch_code, n_left, right_part, n_right)
 
 
-# Rows from which a fit partitions in vector blocks (``_simd``) where the CPU has them: a
-# smaller fit runs the row loop alone and does not compile the block path.
-VECTOR_MIN_ROWS = 1 << 16
-
-
 def partition_switch(n_samples):
-    """Return ``vector_blocks`` of :func:`partition_feature` for a fit of ``n_samples`` rows."""
-    return True if USE_COMPRESS and n_samples >= VECTOR_MIN_ROWS else None
+    """Return ``vector_blocks`` of :func:`partition_feature` for a fit of ``n_samples`` rows.
+
+    Vector blocks (``_simd``) where the CPU has them, from ``ACCELERATE_MIN_ROWS`` rows on:
+    a smaller fit runs the row loop alone and does not compile the block path.
+    """
+    return True if USE_COMPRESS and n_samples >= ACCELERATE_MIN_ROWS else None
 
 
 # Positions the partition's scratch buffers hold beyond the largest segment: the free

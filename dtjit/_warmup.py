@@ -83,7 +83,7 @@ def warm_up_steps(
 
     from ._estimators import DecisionTreeClassifier as Classifier
     from ._estimators import DecisionTreeRegressor as Regressor
-    from ._splitter import VECTOR_MIN_ROWS
+    from ._splitter import ACCELERATE_MIN_ROWS
     from .discretize import MDLPDiscretizer
 
     splitters = splitter_list(splitters)
@@ -154,8 +154,8 @@ def warm_up_steps(
     # an accelerator of fits from its MIN_ROWS rows on; serial and threaded.
     iris_indicator = np.column_stack([iris_X, iris_X[:, 0] > 5.8])
     X_indicator = np.column_stack([X, X[:, 0] > 0.0])
-    # Rows from which the exact fit's accelerators (vector partition) compile.
-    large = VECTOR_MIN_ROWS // len(X) + 1
+    # Rows from which the exact fit's accelerators (block sweeps, vector partition) compile.
+    large = ACCELERATE_MIN_ROWS // len(X) + 1
     X_large, y_large = np.tile(X_indicator, (large, 1)), np.tile(y, large)
 
     def two_valued() -> None:
@@ -164,7 +164,11 @@ def warm_up_steps(
 
     def large_fits() -> None:
         for n_jobs in (None, -1):
-            Classifier(random_state=SEED, max_depth=8, n_jobs=n_jobs).fit(X_large, y_large)
+            for criterion in ("gini", "entropy"):
+                Classifier(criterion=criterion, max_depth=8, n_jobs=n_jobs).fit(X_large, y_large)
+        Classifier(criterion="entropy", max_depth=8).fit(
+            X_large, y_large % 3 + (X_large[:, 1] > 0), sample_weight=np.tile(weights, large)
+        )
 
     def hist_two_bins() -> None:
         # A column of two values is binned by one comparison (_binning.two_bin_switch).
@@ -270,8 +274,8 @@ def warm_up_steps(
              "(serial and n_jobs=-1), partial dependence", regressor, COMMON),
         Step("classifier: a 0/1 column (two-valued search), fit + predict "
              "(serial and n_jobs=-1)", two_valued, COMMON),
-        Step(f"classifier: {len(X_large):,} rows (vector partition; serial and n_jobs=-1)",
-             large_fits, COMMON),
+        Step(f"classifier: {len(X_large):,} rows (block sweeps, vector partition; serial and "
+             "n_jobs=-1)", large_fits, COMMON),
         Step("classifier: NaN in X, fit + predict (each splitter)", missing_values, COMMON),
         Step("classifier: categorical features, fit + predict, apply, decision_path "
              f"(serial and n_jobs=-1; {', '.join(categorical_splitters)})", categorical,

@@ -189,3 +189,38 @@ def test_renumbered_samples_grow_the_tree_grown_without(monkeypatch, task):
     plain = est(n_jobs=2).fit(X, y, sample_weight=weights)
     assert renumbered.tree_.max_depth > 8
     assert_trees_identical(renumbered, plain)
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+@pytest.mark.parametrize(
+    "criterion, n_classes, weighted",
+    [("gini", 2, False), ("gini", 5, False), ("entropy", 3, False), ("entropy", 4, True),
+     ("gini", 3, True)],
+)  # fmt: skip
+def test_accelerators_grow_the_tree_the_plain_kernels_grow(monkeypatch, splitter, criterion,
+                                                           n_classes, weighted):  # fmt: skip
+    """Fits from ``ACCELERATE_MIN_ROWS`` rows on take the block and screened sweeps, the
+    vector partition and the two-valued search (hist: the row sweeps of small nodes and the
+    screened entropy sweep); smaller ones the general sweeps and the row loop. Both must
+    grow the same tree, bit for bit: here on the same data, with ties, NaN and 0/1 columns,
+    the thresholds moved to take each way."""
+    from dtjit import _splitter, _two_valued
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    X = np.column_stack([
+        rng.integers(0, 30, n), rng.normal(size=n), rng.random(n) < 0.3,
+        rng.integers(0, 4, n), rng.random(n) < 0.8,
+    ]).astype(np.float32)  # fmt: skip
+    X[rng.random(n) < 0.05, 1] = np.nan
+    y = (X[:, 0] // 7 + X[:, 2] + (X[:, 1] > 0.3) + (rng.random(n) < 0.2)) % n_classes
+    weights = rng.uniform(0.5, 3.0, n) if weighted else None
+    fits = []
+    for threshold in (0, 2**40):  # every fit accelerated, then none
+        monkeypatch.setattr(_builder, "ACCELERATE_MIN_ROWS", threshold)
+        monkeypatch.setattr(_splitter, "ACCELERATE_MIN_ROWS", threshold)
+        monkeypatch.setattr(_two_valued, "MIN_ROWS", threshold)
+        est = dtjit.DecisionTreeClassifier(criterion=criterion, splitter=splitter)
+        fits.append(est.fit(X, y, sample_weight=weights))
+    assert fits[0].tree_.node_count > 50
+    assert_trees_identical(*fits)

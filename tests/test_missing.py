@@ -68,9 +68,9 @@ def _kernel_split(
     out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)
     code_of_criterion = dtjit._jit.CRITERION_CODES[criterion]
     unit_weight = unit and is_classifier
-    # The switches the builder would pass for this fit (the data has NaN: both passes).
+    # The switches the builder would pass for a large fit (the accelerated sweeps) with NaN.
     switches = _splitter.sweep_switches(
-        False, True, unit_weight, code_of_criterion, n_sweep, float(w.sum()), xlogx
+        False, True, unit_weight, code_of_criterion, n_sweep, float(w.sum()), xlogx, True
     )
     _splitter.best_splits_of_feature(
         np.int64(0), one, np.ones((1, 1), np.uint8), one, np.array([len(x)]), total[None, :],

@@ -13,7 +13,8 @@ requests interleaved (A B, then B A, ...) and reports medians and the ratio curr
 
 Cases (all on data without NaN, float32, C order): exact / hist classifier fits at full depth
 and ``max_depth=10`` on the shared generated problem (``make_classification``, 20 features),
-a regressor fit, and ``predict`` of the full-depth classifier on 4x the rows.
+best-first growth (``max_leaf_nodes``, one node per step), a regressor fit, ``predict`` of the
+full-depth classifier on 4x the rows, and many small ``predict`` calls.
 
 Results: ``benchmarks/results/revisions.json`` and ``revisions.md`` (written atomically).
 
@@ -56,8 +57,14 @@ CASES: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "exact-depth10": ("exact, max_depth=10", "classifier", {"max_depth": 10}, "fit"),
     "hist-full": ("hist, full depth", "classifier", {"splitter": "hist"}, "fit"),
     "regressor-depth10": ("regressor, exact, max_depth=10", "regressor", {"max_depth": 10}, "fit"),
+    "leaves-2000": ("exact, max_leaf_nodes=2000 (best-first)", "classifier",
+                    {"max_leaf_nodes": 2000}, "fit"),
+    "hist-leaves-2000": ("hist, max_leaf_nodes=2000 (best-first)", "classifier",
+                         {"splitter": "hist", "max_leaf_nodes": 2000}, "fit"),
     "predict-full": ("predict 4x the rows, full-depth tree", "classifier", {}, "predict"),
-}
+    "predict-small": ("predict 1,000 rows 200 times, full-depth tree", "classifier", {},
+                      "predict-small"),
+}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- the worker
@@ -81,11 +88,15 @@ def worker(rows: int, n_jobs: int, expected_root: str) -> None:
         else:
             est = dtjit.DecisionTreeRegressor(n_jobs=n_jobs, random_state=0, **params)
             target = y_reg
-        if what == "predict":
+        if what.startswith("predict"):
             if case not in fitted:
                 fitted[case] = est.fit(X, target)
             start = time.perf_counter()
-            fitted[case].predict(X_big)
+            if what == "predict":
+                fitted[case].predict(X_big)
+            else:  # many small calls: the per-call cost of the small-input path
+                for _ in range(200):
+                    fitted[case].predict(X[:1000])
             return time.perf_counter() - start
         start = time.perf_counter()
         est.fit(X, target)

@@ -150,7 +150,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         self.categories_from_values_ = columns.from_values
         cat_slot, n_words = _category_encoding.split_layout(columns, n_features)
         if is_classifier:
-            check_classification_targets(y)
+            _check_classification_targets(y)
             if n_outputs == 1:
                 self.classes_, y_encoded = _encode_labels(y)
                 self.n_classes_ = len(self.classes_)
@@ -487,9 +487,10 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         if columns is not None:
             names = getattr(self, "feature_names_in_", None)
             X = _category_encoding.map_values_predict(X, columns, names)
-        X = validate_data(
-            self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
-        )
+        if columns is not None or not _validate_data_returns_as_is(self, X):
+            X = validate_data(
+                self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
+            )
         if columns is not None:
             # Codes beyond the known ones are unseen categories (routed with NaN); only
             # values that cannot be codes are errors, checked in the input's dtype.
@@ -596,6 +597,34 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
     def _html_repr(self) -> str:
         # scikit-learn's Jupyter hook (_repr_html_ and _repr_mimebundle_ both call it).
         return _display.estimator_html(self)
+
+
+def _validate_data_returns_as_is(estimator: BaseDecisionTree, X: Any) -> bool:
+    """Whether predict's ``validate_data`` would return X unchanged, with no warning.
+
+    It does for a numeric 2-D ndarray of the fitted width when no feature names were fitted.
+    Such X skips it: it costs about ten times a one-row prediction (the latency rows of
+    ``benchmarks/bench_predict.py``).
+    """
+    return (
+        type(X) is np.ndarray
+        and X.ndim == 2
+        and X.dtype.kind in "biuf"
+        and X.shape[0] > 0
+        and X.shape[1] == getattr(estimator, "n_features_in_", None)
+        and not hasattr(estimator, "feature_names_in_")
+    )
+
+
+def _check_classification_targets(y: np.ndarray) -> None:
+    """Raise scikit-learn's ``check_classification_targets`` error unless y holds labels.
+
+    Integer and boolean labels always pass (binary, multiclass or multilabel), and for them
+    its ``type_of_target`` would sort all of y (tens of milliseconds on covtype's 465k
+    labels): only other dtypes go through it.
+    """
+    if y.dtype.kind not in "biu":
+        check_classification_targets(y)
 
 
 def _encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -842,6 +842,71 @@ def test_estimators_are_scikit_learn_estimators(iris_data):
     assert search.best_params_ == {"decisiontreeclassifier__max_depth": 3}
 
 
+@pytest.mark.parametrize(
+    "make_X, as_is",
+    [
+        (lambda X: X, True),
+        (lambda X: np.asfortranarray(X, dtype=np.float32), True),
+        (lambda X: X[::2, :], True),  # a strided view
+        (lambda X: X.astype(np.int64), True),
+        (lambda X: X.astype(np.uint8), True),
+        (lambda X: X > 3, True),  # bool
+        (lambda X: X[:1], True),
+        (lambda X: X.tolist(), False),
+        (lambda X: X.astype(object), False),
+        (lambda X: X.astype(np.complex128), False),
+        (lambda X: X[:, :3], False),
+        (lambda X: X[:0], False),
+        (lambda X: X[0], False),
+        (lambda X: pd.DataFrame(X), False),
+    ],
+)
+def test_predict_skips_validate_data_only_where_it_returns_X_unchanged(iris_data, make_X, as_is):
+    """The predict fast path is exactly the case where scikit-learn's check is a no-op."""
+    from sklearn.utils.validation import validate_data
+
+    from dtjit._estimators import _validate_data_returns_as_is
+
+    X, y = iris_data
+    est = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    candidate = make_X(X)
+    assert _validate_data_returns_as_is(est, candidate) == as_is
+    if as_is:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            checked = validate_data(
+                est, candidate, reset=False, dtype="numeric", order=None, ensure_all_finite=False
+            )
+        assert checked is candidate
+        # The same predictions as through validate_data (a list takes that path).
+        np.testing.assert_array_equal(est.predict(candidate), est.predict(candidate.tolist()))
+
+
+def test_predict_on_an_array_after_a_fit_with_names_warns_as_sklearn(iris_data):
+    X, y = iris_data
+    est = DecisionTreeClassifier(max_depth=2).fit(pd.DataFrame(X, columns=list("abcd")), y)
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        est.predict(X)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([3, 1, 2, 1]),
+        np.array([True, False, True, True]),
+        np.array([[0, 5], [1, 7], [2, 5], [3, 9]], dtype=np.uint16),  # multiclass-multioutput
+        np.array([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.int8),  # multilabel
+    ],
+)
+def test_integer_labels_are_classes_for_sklearn_too(y):
+    """Integer and boolean y skip scikit-learn's target check, which they always pass."""
+    from sklearn.utils.multiclass import check_classification_targets
+
+    check_classification_targets(y)
+    X = np.arange(8.0).reshape(4, 2)
+    np.testing.assert_array_equal(DecisionTreeClassifier().fit(X, y).predict(X), y)
+
+
 def test_tags_say_what_each_configuration_supports():
     tags = DecisionTreeClassifier().__sklearn_tags__()
     assert tags.estimator_type == "classifier" and tags.input_tags.allow_nan

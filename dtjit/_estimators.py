@@ -479,7 +479,8 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
 
         scikit-learn's ``validate_data`` without its whole-array NaN / infinity scan: the
         traversal kernels check each block of rows as they route it. The dtype is kept (each
-        block is converted to float32 as it is routed).
+        block is converted to float32 as it is routed). X that it would return unchanged
+        skips it (:func:`_validate_data_returns_as_is`).
         """
         check_is_fitted(self, "tree_")
         columns = self._categorical_columns()

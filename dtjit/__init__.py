@@ -26,21 +26,19 @@ Public names:
 
 A fitted estimator or :class:`Tree` displays itself in Jupyter as a drawing of the tree.
 
-``import dtjit`` does not import scikit-learn, and neither do fitting, predicting, scoring,
-saving and exporting with numpy arrays: the estimators take on scikit-learn's base classes
-when scikit-learn is imported (see :mod:`dtjit._base`). :mod:`dtjit.pruning` and
-:class:`MDLPDiscretizer`, built on scikit-learn, are imported on first use.
+The estimators are scikit-learn estimators: they inherit its ``BaseEstimator`` and mixins
+and validate their parameters and data with its helpers. ``import dtjit`` compiles nothing:
+numba compiles (or loads from its on-disk cache) each kernel when a fit or prediction first
+needs it.
 """
 
 __version__ = "0.1.0"
 
-import importlib
-from typing import Any
-
-from . import criteria
+from . import criteria, pruning
 from ._estimators import DecisionTreeClassifier, DecisionTreeRegressor
 from ._persist import load, save
 from ._tree import Tree, TreeFormatError, check_tree
+from .discretize import MDLPDiscretizer
 from .export import (
     export_graphviz,
     export_mermaid,
@@ -52,33 +50,13 @@ from .export import (
     to_json,
 )
 from .plotting import plot_importances, plot_pruning_path, plot_split_scan, plot_tree
-
-# Public names whose modules import scikit-learn at module level: name -> module. They are
-# imported when first asked for (PEP 562), so `import dtjit` does not import scikit-learn.
-_LAZY_NAMES = {
-    "MDLPDiscretizer": "discretize",
-    "pruning": "pruning",
-    "PruningSelection": "pruning",
-    "prune": "pruning",
-    "pruning_path": "pruning",
-    "reduced_error_prune": "pruning",
-    "select_ccp_alpha": "pruning",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY_NAMES.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(f".{module_name}", __name__)
-    value = module if name == module_name else getattr(module, name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_NAMES))
-
+from .pruning import (
+    PruningSelection,
+    prune,
+    pruning_path,
+    reduced_error_prune,
+    select_ccp_alpha,
+)
 
 __all__ = [
     "DecisionTreeClassifier",

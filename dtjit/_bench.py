@@ -18,9 +18,9 @@ import numpy as np
 
 import dtjit
 
-# scikit-learn is imported by the functions that use it, not here: the command line reads this
-# module's defaults to build its parser, and `dtjit --help` or `dtjit show` should not pay the
-# 1.5-2 s of importing scikit-learn.
+# scikit-learn's datasets and model selection are imported by the functions that use them, not
+# here: the command line reads this module's defaults to build its parser, and `dtjit --help` or
+# `dtjit show` need not load them.
 
 SEED = 0
 DEFAULT_ROWS = 200_000

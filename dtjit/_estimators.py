@@ -5,10 +5,21 @@ from __future__ import annotations
 import numbers
 import warnings
 from math import ceil
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy import sparse
+from sklearn import tree as sklearn_tree
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin, clone
+from sklearn.utils import Bunch, check_random_state, compute_sample_weight, metadata_routing
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from . import (
     _binning,
@@ -22,9 +33,7 @@ from . import (
     _two_valued,
 )
 from ._absolute_error import MEDIAN_STAT
-from ._base import ClassifierRole, MultiOutputRole, RegressorRole, SklearnEstimator
 from ._categorical import MAX_CATEGORIES
-from ._constraints import Interval, StrOptions
 from ._criterion import POISSON_EPSILON
 from ._jit import (
     ABSOLUTE_ERROR,
@@ -37,24 +46,9 @@ from ._jit import (
     multi_output_criterion,
     read_only,
 )
-from ._sklearn_link import register_with_sklearn_tree
+from ._parameters import check_class_weight_values, kernel_count
 from ._threads import numba_threads, usable_threads
 from ._tree import Tree
-from ._validation import (
-    check_class_weight_values,
-    check_classification_targets,
-    check_fitted,
-    check_random_state,
-    check_sample_weight,
-    class_sample_weight,
-    kernel_count,
-    one_column_to_1d,
-    validate_fit_data,
-    validate_predict_data,
-)
-
-if TYPE_CHECKING:
-    from sklearn.utils import Bunch
 
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
 # Classes the exact and random splitters can sweep: their presorted class codes are at most
@@ -71,37 +65,39 @@ CATEGORICAL_CRITERIA = frozenset(
 MULTI_OUTPUT_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
 
 
-class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
+class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
     """Shared machinery of :class:`DecisionTreeClassifier` and :class:`DecisionTreeRegressor`."""
 
-    # Routing leaves check_input out, as for scikit-learn's trees.
-    _unrouted_arguments = {"fit": ("check_input",), "predict": ("check_input",)}
+    # check_input is an option, not data: metadata routing leaves it out, as for
+    # scikit-learn's trees.
+    __metadata_request__fit = {"check_input": metadata_routing.UNUSED}
+    __metadata_request__predict = {"check_input": metadata_routing.UNUSED}
 
-    _parameter_table: dict = {
-        "splitter": [StrOptions(frozenset({"best", "random", "hist"}))],
-        "max_bins": [Interval("int", 2, 255, "both")],
-        "max_depth": [Interval("int", 1, None, "left"), None],
+    _parameter_constraints: dict = {
+        "splitter": [StrOptions({"best", "random", "hist"})],
+        "max_bins": [Interval(numbers.Integral, 2, 255, closed="both")],
+        "max_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "min_samples_split": [
-            Interval("int", 2, None, "left"),
-            Interval("real_not_int", 0.0, 1.0, "right"),
+            Interval(numbers.Integral, 2, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
         ],
         "min_samples_leaf": [
-            Interval("int", 1, None, "left"),
-            Interval("real_not_int", 0.0, 1.0, "neither"),
+            Interval(numbers.Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
         ],
-        "min_weight_fraction_leaf": [Interval("real", 0.0, 0.5, "both")],
+        "min_weight_fraction_leaf": [Interval(numbers.Real, 0.0, 0.5, closed="both")],
         "max_features": [
-            Interval("int", 1, None, "left"),
-            Interval("real_not_int", 0.0, 1.0, "right"),
-            StrOptions(frozenset({"sqrt", "log2"})),
+            Interval(numbers.Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
             None,
         ],
         "random_state": ["random_state"],
-        "max_leaf_nodes": [Interval("int", 2, None, "left"), None],
-        "min_impurity_decrease": [Interval("real", 0.0, None, "left")],
+        "max_leaf_nodes": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "min_impurity_decrease": [Interval(numbers.Real, 0.0, None, closed="left")],
         "n_jobs": [numbers.Integral, None],
-        "ccp_alpha": [Interval("real", 0.0, None, "left")],
-        "categorical_features": ["array-like", StrOptions(frozenset({"from_dtype"})), None],
+        "ccp_alpha": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
     }
 
     # -- fitting -----------------------------------------------------------------------------
@@ -125,11 +121,14 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         mapped_X = X
         if sparse.issparse(y):
             raise TypeError("A sparse y is not supported; pass y as a dense array.")
-        X, y = validate_fit_data(self, X, y, y_numeric=not is_classifier)
+        X, y = validate_data(
+            self, X, y, dtype=np.float32, order="C", y_numeric=not is_classifier,
+            ensure_all_finite="allow-nan", multi_output=True,
+        )  # fmt: skip
         if y.ndim == 2 and y.shape[1] == 1:
             # One output, as in scikit-learn; a DataConversionWarning only where several
             # outputs are not supported (e.g. splitter="hist"), as single-output estimators do.
-            y = one_column_to_1d(y, warn=not self._supports_multi_output())
+            y = column_or_1d(y, warn=not self._supports_multi_output())
         n_outputs = 1 if y.ndim == 1 else y.shape[1]
         if n_outputs > 1:
             self._check_multi_output(cat_features.size > 0)
@@ -151,7 +150,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         self.categories_from_values_ = columns.from_values
         cat_slot, n_words = _category_encoding.split_layout(columns, n_features)
         if is_classifier:
-            check_classification_targets(y)
+            _check_classification_targets(y)
             if n_outputs == 1:
                 self.classes_, y_encoded = _encode_labels(y)
                 self.n_classes_ = len(self.classes_)
@@ -169,10 +168,12 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             _check_regression_criterion(self.criterion, self.splitter, y_float)
 
         if sample_weight is not None:
-            sample_weight = check_sample_weight(sample_weight, n_samples, X)
+            sample_weight = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
         if is_classifier and self.class_weight is not None:
             check_class_weight_values(self.class_weight)
-            expanded = class_sample_weight(self.class_weight, y)
+            expanded = compute_sample_weight(self.class_weight, y)
             with np.errstate(over="ignore"):  # an overflowing product is refused below
                 sample_weight = expanded if sample_weight is None else sample_weight * expanded
         if sample_weight is None:
@@ -452,9 +453,6 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             below 0, such as -1e-17 for a split that decreases the impurity by nothing, is
             given as 0, a valid ``ccp_alpha``).
         """
-        from sklearn.base import clone
-        from sklearn.utils import Bunch
-
         self._validate_params()  # a bad parameter is reported even though it is reset here
         est = clone(self).set_params(ccp_alpha=0.0)
         est.fit(X, y, sample_weight=sample_weight)
@@ -477,28 +475,27 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
 
     # -- prediction ---------------------------------------------------------------------------
     def _validate_X_predict(self, X: Any) -> np.ndarray:
-        """Return X as an ndarray of the right width; values are checked by the kernels.
+        """Return X as a numeric ndarray of the right width; values are checked by the kernels.
 
-        A plain numeric ndarray of the right shape takes a fast path that skips
-        scikit-learn's ``validate_data`` (tens of microseconds, most of a one-row
-        prediction, and its import); everything else goes through it
-        (:func:`dtjit._validation.validate_predict_data`), without its whole-array NaN /
-        infinity scan: the traversal kernels scan each block as they route it.
+        scikit-learn's ``validate_data`` without its whole-array NaN / infinity scan: the
+        traversal kernels check each block of rows as they route it. The dtype is kept (each
+        block is converted to float32 as it is routed). X that it would return unchanged
+        skips it (:func:`_validate_data_returns_as_is`).
         """
-        check_fitted(self, "tree_")
+        check_is_fitted(self, "tree_")
         columns = self._categorical_columns()
+        raw_X = X
         if columns is not None:
-            raw_X = X
             names = getattr(self, "feature_names_in_", None)
-            X = validate_predict_data(
-                self, _category_encoding.map_values_predict(X, columns, names)
+            X = _category_encoding.map_values_predict(X, columns, names)
+        if columns is not None or not _validate_data_returns_as_is(self, X):
+            X = validate_data(
+                self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
             )
+        if columns is not None:
             # Codes beyond the known ones are unseen categories (routed with NaN); only
-            # values that cannot be codes are errors. X keeps the input's dtype here (it is
-            # converted to float32 block by block), so the codes are checked as given.
+            # values that cannot be codes are errors, checked in the input's dtype.
             _category_encoding.check_codes(X, columns.features, raw_X, limit=np.inf)
-        else:
-            X = validate_predict_data(self, X)
         if self.tree_.n_features != X.shape[1]:
             # The traversal indexes X by the tree's features: they must fit X's columns.
             raise ValueError(
@@ -573,12 +570,12 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
     # -- inspection ----------------------------------------------------------------------------
     def get_depth(self) -> int:
         """Return the depth of the tree (the root alone has depth 0)."""
-        check_fitted(self, "tree_")
+        check_is_fitted(self, "tree_")
         return self.tree_.max_depth
 
     def get_n_leaves(self) -> int:
         """Return the number of leaves of the tree."""
-        check_fitted(self, "tree_")
+        check_is_fitted(self, "tree_")
         return self.tree_.n_leaves
 
     @property
@@ -589,7 +586,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         -------
         ndarray of float64, shape (n_features,)
         """
-        check_fitted(self, "tree_")
+        check_is_fitted(self, "tree_")
         return self.tree_.compute_feature_importances()
 
     def __sklearn_tags__(self):  # noqa: D105
@@ -601,6 +598,34 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
     def _html_repr(self) -> str:
         # scikit-learn's Jupyter hook (_repr_html_ and _repr_mimebundle_ both call it).
         return _display.estimator_html(self)
+
+
+def _validate_data_returns_as_is(estimator: BaseDecisionTree, X: Any) -> bool:
+    """Whether predict's ``validate_data`` would return X unchanged, with no warning.
+
+    It does for a numeric 2-D ndarray of the fitted width when no feature names were fitted.
+    Such X skips it: it costs about ten times a one-row prediction (the latency rows of
+    ``benchmarks/bench_predict.py``).
+    """
+    return (
+        type(X) is np.ndarray
+        and X.ndim == 2
+        and X.dtype.kind in "biuf"
+        and X.shape[0] > 0
+        and X.shape[1] == getattr(estimator, "n_features_in_", None)
+        and not hasattr(estimator, "feature_names_in_")
+    )
+
+
+def _check_classification_targets(y: np.ndarray) -> None:
+    """Raise scikit-learn's ``check_classification_targets`` error unless y holds labels.
+
+    Integer and boolean labels always pass (binary, multiclass or multilabel), and for them
+    its ``type_of_target`` would sort all of y (tens of milliseconds on covtype's 465k
+    labels): only other dtypes go through it.
+    """
+    if y.dtype.kind not in "biu":
+        check_classification_targets(y)
 
 
 def _encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -743,7 +768,7 @@ def _renumber_breadth_first(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarr
     return out
 
 
-class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
+class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     """A decision tree classifier grown breadth-first by compiled kernels.
 
     A drop-in replacement for :class:`sklearn.tree.DecisionTreeClassifier` with the same
@@ -909,15 +934,12 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
     array([0, 0, 0])
     """
 
-    _unrouted_arguments = {
-        **BaseDecisionTree._unrouted_arguments,
-        "predict_proba": ("check_input",),
-    }
+    __metadata_request__predict_proba = {"check_input": metadata_routing.UNUSED}
 
-    _parameter_table: dict = {
-        **BaseDecisionTree._parameter_table,
-        "criterion": [StrOptions(frozenset({"gini", "entropy", "log_loss", "gain_ratio"}))],
-        "class_weight": [dict, list, StrOptions(frozenset({"balanced"})), None],
+    _parameter_constraints: dict = {
+        **BaseDecisionTree._parameter_constraints,
+        "criterion": [StrOptions({"gini", "entropy", "log_loss", "gain_ratio"})],
+        "class_weight": [dict, list, StrOptions({"balanced"}), None],
         "mdl_stop": ["boolean"],
     }
 
@@ -1061,7 +1083,7 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         return tags
 
 
-class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
+class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     """A decision tree regressor grown breadth-first by compiled kernels.
 
     A drop-in replacement for :class:`sklearn.tree.DecisionTreeRegressor` (criteria
@@ -1183,9 +1205,9 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
     8
     """
 
-    _parameter_table: dict = {
-        **BaseDecisionTree._parameter_table,
-        "criterion": [StrOptions(frozenset({"squared_error", "poisson", "absolute_error"}))],
+    _parameter_constraints: dict = {
+        **BaseDecisionTree._parameter_constraints,
+        "criterion": [StrOptions({"squared_error", "poisson", "absolute_error"})],
     }
 
     def __init__(
@@ -1298,7 +1320,7 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
             The mean prediction over the training rows with the target features set to each
             grid point, weighted by ``sample_weight``.
         """
-        check_fitted(self, "tree_")
+        check_is_fitted(self, "tree_")
         return _partial_dependence.partial_dependence_recursion(self, grid, target_features)
 
 
@@ -1334,4 +1356,8 @@ def _check_regression_criterion(criterion: str, splitter: str, y: np.ndarray) ->
         )
 
 
-register_with_sklearn_tree(DecisionTreeClassifier, DecisionTreeRegressor)
+# scikit-learn's export_text, export_graphviz and plot_tree accept only instances of its tree
+# classes (ABCs), then read only tree_ (in its vocabulary), classes_ and criterion: registered
+# as virtual subclasses, dtjit's trees pass that check without inheriting scikit-learn's fit.
+sklearn_tree.DecisionTreeClassifier.register(DecisionTreeClassifier)
+sklearn_tree.DecisionTreeRegressor.register(DecisionTreeRegressor)

@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted as check_fitted
 
 from . import __version__
 from ._estimators import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
@@ -18,7 +19,6 @@ from ._tree import (
     tree_from_arrays,
     write_model_file,
 )
-from ._validation import check_fitted
 
 CLASS_WEIGHT_PAIRS = "__pairs__"
 CATEGORY_TYPES = (str, int, float, bool)  # the category values a model file can hold

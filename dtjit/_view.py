@@ -15,9 +15,9 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ._jit import TREE_LEAF
-from ._validation import check_fitted
 
 # One fixed colour per class (cycled beyond ten classes): Tableau 10, which stays distinct
 # when lightened towards white.
@@ -391,7 +391,7 @@ def resolve_view(
                 f"Expected a fitted decision tree estimator or a dtjit.Tree, got "
                 f"{type(model).__name__}."
             )
-        check_fitted(model, "tree_")
+        check_is_fitted(model, "tree_")
         tree, estimator = model.tree_, model
     if int(tree.n_outputs) != 1:
         raise ValueError(f"Only single-output trees can be shown, this one has {tree.n_outputs}.")

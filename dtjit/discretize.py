@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._mdlp import mdlp_cut_points
-from ._validation import kernel_count
+from ._parameters import kernel_count
 
 # "No depth limit" for the kernel: deeper than any column can be cut.
 _UNLIMITED_DEPTH = np.iinfo(np.int64).max

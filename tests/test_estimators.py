@@ -809,23 +809,149 @@ def test_sklearn_export_functions_accept_dtjit_estimators(iris_data, est_class):
     assert dot.count(" [label=") == est.tree_.node_count
 
 
-def test_sklearn_tree_registration_waits_for_its_import():
-    """`import dtjit` does not import sklearn.tree (0.1 s), yet its isinstance checks pass."""
-    code = textwrap.dedent(
-        """
-        import sys
-        import dtjit
-        assert "sklearn.tree" not in sys.modules, "import dtjit imported sklearn.tree"
-        from sklearn import tree
-        assert isinstance(dtjit.DecisionTreeClassifier(), tree.DecisionTreeClassifier)
-        assert isinstance(dtjit.DecisionTreeRegressor(), tree.DecisionTreeRegressor)
-        assert not isinstance(dtjit.DecisionTreeRegressor(), tree.DecisionTreeClassifier)
-        assert tree.__spec__.loader is tree.__loader__  # the real loader, restored
-        assert not any(type(f).__module__ == "dtjit._sklearn_link" for f in sys.meta_path)
-        """
+def test_estimators_are_scikit_learn_estimators(iris_data):
+    """scikit-learn's bases and tools take dtjit's trees as their own."""
+    from sklearn.base import (
+        BaseEstimator,
+        ClassifierMixin,
+        MultiOutputMixin,
+        RegressorMixin,
+        clone,
+        is_classifier,
+        is_regressor,
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.utils import estimator_html_repr
+
+    X, y = iris_data
+    clf, reg = DecisionTreeClassifier(max_depth=2), DecisionTreeRegressor()
+    assert isinstance(clf, BaseEstimator) and isinstance(clf, ClassifierMixin)
+    assert isinstance(reg, RegressorMixin) and isinstance(reg, MultiOutputMixin)
+    assert is_classifier(clf) and is_regressor(reg) and not is_classifier(reg)
+    # Virtual subclasses of scikit-learn's trees, for its exporters' isinstance checks.
+    assert isinstance(clf, sklearn_tree.DecisionTreeClassifier)
+    assert isinstance(reg, sklearn_tree.DecisionTreeRegressor)
+    assert not isinstance(reg, sklearn_tree.DecisionTreeClassifier)
+    assert repr(clf) == "DecisionTreeClassifier(max_depth=2)"
+    clf.fit(X, y)
+    assert clone(clf).get_params() == clf.get_params()
+    assert "dtjit-tree" in clf._repr_html_()  # the tree drawing, then the diagram
+    assert "dtjit-tree" in clf._repr_mimebundle_()["text/html"]
+    assert "DecisionTreeClassifier" in estimator_html_repr(clf)
+    search = GridSearchCV(
+        make_pipeline(StandardScaler(), DecisionTreeClassifier(random_state=0)),
+        {"decisiontreeclassifier__max_depth": [1, 3]},
+        cv=3,
+    ).fit(X, y)
+    assert search.best_params_ == {"decisiontreeclassifier__max_depth": 3}
+
+
+@pytest.mark.parametrize(
+    "make_X, as_is",
+    [
+        (lambda X: X, True),
+        (lambda X: np.asfortranarray(X, dtype=np.float32), True),
+        (lambda X: X[::2, :], True),  # a strided view
+        (lambda X: X.astype(np.int64), True),
+        (lambda X: X.astype(np.uint8), True),
+        (lambda X: X > 3, True),  # bool
+        (lambda X: X[:1], True),
+        (lambda X: X.tolist(), False),
+        (lambda X: X.astype(object), False),
+        (lambda X: X.astype(np.complex128), False),
+        (lambda X: X[:, :3], False),
+        (lambda X: X[:0], False),
+        (lambda X: X[0], False),
+        (lambda X: pd.DataFrame(X), False),
+    ],
+)
+def test_predict_skips_validate_data_only_where_it_returns_X_unchanged(iris_data, make_X, as_is):
+    """The predict fast path is exactly the case where scikit-learn's check is a no-op."""
+    from sklearn.utils.validation import validate_data
+
+    from dtjit._estimators import _validate_data_returns_as_is
+
+    X, y = iris_data
+    est = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    candidate = make_X(X)
+    assert _validate_data_returns_as_is(est, candidate) == as_is
+    if as_is:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            checked = validate_data(
+                est, candidate, reset=False, dtype="numeric", order=None, ensure_all_finite=False
+            )
+        assert checked is candidate
+        # The same predictions as through validate_data (a list takes that path).
+        np.testing.assert_array_equal(est.predict(candidate), est.predict(candidate.tolist()))
+
+
+def test_predict_on_an_array_after_a_fit_with_names_warns_as_sklearn(iris_data):
+    X, y = iris_data
+    est = DecisionTreeClassifier(max_depth=2).fit(pd.DataFrame(X, columns=list("abcd")), y)
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        est.predict(X)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([3, 1, 2, 1]),
+        np.array([True, False, True, True]),
+        np.array([[0, 5], [1, 7], [2, 5], [3, 9]], dtype=np.uint16),  # multiclass-multioutput
+        np.array([[0, 1], [1, 1], [1, 0], [0, 0]], dtype=np.int8),  # multilabel
+    ],
+)
+def test_integer_labels_are_classes_for_sklearn_too(y):
+    """Integer and boolean y skip scikit-learn's target check, which they always pass."""
+    from sklearn.utils.multiclass import check_classification_targets
+
+    check_classification_targets(y)
+    X = np.arange(8.0).reshape(4, 2)
+    np.testing.assert_array_equal(DecisionTreeClassifier().fit(X, y).predict(X), y)
+
+
+def test_tags_say_what_each_configuration_supports():
+    tags = DecisionTreeClassifier().__sklearn_tags__()
+    assert tags.estimator_type == "classifier" and tags.input_tags.allow_nan
+    assert tags.classifier_tags.multi_label and tags.target_tags.multi_output
+    hist = DecisionTreeRegressor(splitter="hist").__sklearn_tags__()
+    assert hist.estimator_type == "regressor" and not hist.target_tags.multi_output
+
+
+@pytest.mark.parametrize(
+    "params", [{"max_depth": 0}, {"splitter": "fast"}, {"min_samples_leaf": 1.0}, {"n_jobs": 1.5}]
+)
+def test_bad_parameter_raises_sklearns_error(params, iris_data):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    name = next(iter(params))
+    with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of Decision"):
+        DecisionTreeClassifier(**params).fit(*iris_data)
+
+
+def test_set_params_rejects_unknown_and_sets_known():
+    est = DecisionTreeClassifier()
+    with pytest.raises(ValueError, match="Invalid parameter 'depth' for estimator"):
+        est.set_params(depth=3)
+    assert est.set_params(max_depth=3, ccp_alpha=0.1).get_params()["max_depth"] == 3
+
+
+def test_check_input_is_left_out_of_metadata_routing():
+    """fit / predict / predict_proba take check_input, which routing ignores as for
+    scikit-learn's trees; sample_weight is routed."""
+    from sklearn import config_context
+
+    with config_context(enable_metadata_routing=True):
+        for ours in ESTIMATORS:
+            theirs = getattr(sklearn_tree, ours.__name__)
+            mine, sklearns = ours().get_metadata_routing(), theirs().get_metadata_routing()
+            for method in ("fit", "predict", "predict_proba", "score"):
+                assert getattr(mine, method).requests == getattr(sklearns, method).requests
+            routed = ours().set_fit_request(sample_weight=True)
+            assert routed.get_metadata_routing().fit.requests == {"sample_weight": True}
 
 
 def test_export_graphviz_same_as_sklearn_on_tie_free_tree(tie_free_iris):

@@ -1,4 +1,4 @@
-"""The tables shipped in ``dtjit.datasets``: shapes, dtypes, textbook values, and the trees they give.
+"""The tables shipped in ``dtjit.datasets``: shapes, dtypes, textbook values, the trees they give.
 
 The known values are those the textbooks print (Quinlan 1986 for play tennis; the spam example's
 lecture notes; the palmerpenguins documentation for the penguins' counts), so a file that was

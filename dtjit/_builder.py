@@ -301,11 +301,12 @@ def hold_categorical_candidates(candidate, cat_slot, node_bits):
         categorical features.
     """
     categorical = cat_slot >= 0
+    n_categorical = int(categorical.sum())
+    if n_categorical == 0:  # nothing to take out: no copy
+        return candidate, np.zeros((candidate.shape[0], 0, node_bits.shape[1]), dtype=np.uint64)
     cat_candidate = candidate.copy()
     candidate[:, categorical] = 0
-    out_bits = np.zeros(
-        (candidate.shape[0], int(categorical.sum()), node_bits.shape[1]), dtype=np.uint64
-    )
+    out_bits = np.zeros((candidate.shape[0], n_categorical, node_bits.shape[1]), dtype=np.uint64)
     return cat_candidate, out_bits
 
 
@@ -971,7 +972,7 @@ def build(
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0
-    frontier = Frontier(capacity, n_stats) if best_first else None
+    frontier = Frontier() if best_first else None
     batch = np.zeros(1, dtype=np.int64)  # the root
     splits_left = max_leaf_nodes - 1
     # Weighted or regression sweeps read contrib and sample_weight by sample id: renumbered
@@ -997,7 +998,7 @@ def build(
                 break
             splits_left -= 1
             batch, splits = frontier.pop()
-        capacity, nodes = make_room(splits, node_count, capacity, nodes, frontier)
+        capacity, nodes = make_room(splits, node_count, capacity, nodes)
         if capacity > node_bits.shape[0]:
             node_bits = grown(node_bits, capacity, 0)
         first_child = node_count
@@ -1053,34 +1054,28 @@ class Frontier:
     """The best-first frontier: queued nodes by improvement, and each one's pending split.
 
     The order is larger improvement first, then the older node (smaller id): a heap of
-    ``(-improvement, node)``, whose keys are distinct, so the order of pops is fixed.
+    ``(-improvement, node, k)``, whose keys are distinct, so the order of pops is fixed. A
+    queued node's split stays in its batch's record (entry ``k``), which the heap entry
+    holds: nothing is copied until the node is popped.
     """
 
-    def __init__(self, capacity: int, n_stats: int) -> None:
-        self.heap: list[tuple[float, int]] = []
-        self.pending = new_splits(capacity, n_stats)  # indexed by node id
-
-    def grow(self, capacity: int) -> None:
-        """Make room for node ids below ``capacity``."""
-        self.pending = SplitBatch(*(grown(a, capacity) for a in self.pending))
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, int, SplitBatch]] = []
 
     def queue(self, batch, splits) -> None:
         """Queue the batch nodes that have a split."""
-        ks = np.flatnonzero(splits.feature >= 0)
-        queued = batch[ks]
-        for src, dst in zip(splits, self.pending, strict=True):
-            dst[queued] = src[ks]
-        for k, node in zip(ks.tolist(), queued.tolist(), strict=True):
-            heapq.heappush(self.heap, (-float(splits.improvement[k]), node))
+        improvement = splits.improvement.tolist()
+        for k, (f, node) in enumerate(zip(splits.feature.tolist(), batch.tolist(), strict=True)):
+            if f >= 0:
+                heapq.heappush(self.heap, (-improvement[k], node, k, splits))
 
     def pop(self):
         """Take the best node off the frontier: a one-node batch and its split."""
-        _, node = heapq.heappop(self.heap)
-        splits = SplitBatch(*(a[node : node + 1].copy() for a in self.pending))
-        return np.full(1, node, dtype=np.int64), splits
+        _, node, k, splits = heapq.heappop(self.heap)
+        return np.full(1, node, dtype=np.int64), SplitBatch(*(a[k : k + 1] for a in splits))
 
 
-def make_room(splits, node_count, capacity, nodes, frontier):
+def make_room(splits, node_count, capacity, nodes):
     """Grow the node storage (doubling) so the batch's children fit.
 
     Returns the capacity and the node arrays (the same ones when they had room).
@@ -1089,10 +1084,7 @@ def make_room(splits, node_count, capacity, nodes, frontier):
     if node_count + n_new <= capacity:
         return capacity, nodes
     capacity = max(2 * capacity, node_count + n_new)
-    nodes = NodeArrays(*(grown(a, capacity) for a in nodes))
-    if frontier is not None:
-        frontier.grow(capacity)
-    return capacity, nodes
+    return capacity, NodeArrays(*(grown(a, capacity) for a in nodes))
 
 
 def finished_tree(nodes, node_count):
@@ -1554,7 +1546,7 @@ def build_hist(
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0
-    frontier = Frontier(capacity, n_stats) if best_first else None
+    frontier = Frontier() if best_first else None
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     pool = HistogramPool(int(bin_offset[n_features]), n_hist, capacity)
     root_searched = not leaf_by_rules(
@@ -1580,7 +1572,7 @@ def build_hist(
                 break
             splits_left -= 1
             batch, splits = frontier.pop()
-        capacity, nodes = make_room(splits, node_count, capacity, nodes, frontier)
+        capacity, nodes = make_room(splits, node_count, capacity, nodes)
         if capacity > node_bits.shape[0]:
             pool.node_slot = grown(pool.node_slot, capacity, -1)
             node_bits = grown(node_bits, capacity, 0)

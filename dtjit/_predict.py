@@ -688,11 +688,19 @@ def plain_nodes(feature, threshold, left, right, missing_left) -> PlainTree:
     )
 
 
+# Values (rows x features) up to which an input takes the plain walk: a one-row call costs
+# little more than the kernel call, and a first predict compiles only the plain walk. Larger
+# inputs take the packed, phased walk, several times faster per row on deep trees.
+PLAIN_WALK_MAX_VALUES = 4096
+
+
 @kernel
-def route_rows_plain(X, tree, payload, out, allow_nan):
+def route_rows_plain(X, feature, threshold, left, right, nan_right, payload, out, allow_nan):
     """Route every row of ``X`` by a plain walk of the tree's arrays: the small-input path.
 
-    ``tree`` is a :class:`PlainTree`; ``payload`` and ``out`` as for :func:`route_block`,
+    The tree's arrays are a :class:`PlainTree`'s, passed one by one (an array argument
+    costs the call less than a record's field); ``payload`` and ``out`` as for
+    :func:`route_block`,
     and the same result (``ROWS_FINITE`` ...) and routes, bit for bit: a row goes right
     where ``x > threshold`` (float32, rounded down), or where ``x`` is NaN and
     ``nan_right``. The packed, phased walk (:func:`route_rows_serial`) is an accelerator of
@@ -706,7 +714,6 @@ def route_rows_plain(X, tree, payload, out, allow_nan):
     found = classify_rows(X, 0, X.shape[0])
     if found == ROWS_HAVE_INF or (found == ROWS_HAVE_NAN and not allow_nan):
         return found
-    feature, threshold, left, right, nan_right = tree
     for i in range(X.shape[0]):
         node = 0
         while left[node] != TREE_LEAF:

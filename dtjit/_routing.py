@@ -80,18 +80,25 @@ def route(
                     )
                 raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
-    if X.size < PARALLEL_MIN_WORK:
-        # Small inputs: the plain walk, which compiles in a fraction of the packed one's time.
+    if X.size <= _predict.PLAIN_WALK_MAX_VALUES:
         plain = tree._derive(
             "plain",
             lambda: _predict.plain_nodes(
                 tree.feature, tree.threshold, tree.left, tree.right, tree.missing_left
             ),
         )
-        found = _predict.route_rows_plain(_blocks.float32_block(X), plain, payload, out, ALLOW_NAN)
+        found = _predict.route_rows_plain(
+            _blocks.float32_block(X), *plain, payload, out, ALLOW_NAN
+        )
         raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
     packed = tree.packed_nodes()
+    if X.size < PARALLEL_MIN_WORK:
+        found = _predict.route_rows(
+            _predict.route_rows_serial, _blocks.float32_block(X), packed, payload, out, ALLOW_NAN
+        )
+        raise_for_unroutable(found)
+        return out.reshape(-1) if flat else out
     if _blocks.is_kernel_ready(X) and not _blocks.is_memory_mapped(X):
         rows = X.shape[0]  # already in memory in the kernels' layout: one call
     else:

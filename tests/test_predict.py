@@ -228,12 +228,12 @@ def test_plain_walk_matches_reference_on_every_tree(name):
     for n_rows in (0, 1, 13, len(rows)):
         Xq = np.ascontiguousarray(rows[:n_rows])
         out = np.full((n_rows, 3), -1, dtype=np.int64)
-        found = _predict.route_rows_plain(Xq, plain, payload, out, True)
+        found = _predict.route_rows_plain(Xq, *plain, payload, out, True)
         has_nan = bool(np.isnan(Xq).any())
         assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
         np.testing.assert_array_equal(out, _reference_payload_rows(tree, Xq, payload))
         if has_nan:  # NaN refused: reported, nothing routed
-            assert _predict.route_rows_plain(Xq, plain, payload, out, False) == found
+            assert _predict.route_rows_plain(Xq, *plain, payload, out, False) == found
 
 
 @pytest.mark.parametrize("phases", [[1], [2, 1], [3, 5], [40]])

@@ -48,8 +48,7 @@ class Condition:
         Its display name.
     op : {"<=", ">", "in", "not in"}
         ``"<="`` on the left edge, ``">"`` on the right edge of a threshold split;
-        ``"in"`` for a categorical (subset) split (``"not in"`` on the right edge when the
-        known categories are not available, e.g. for a bare ``Tree``).
+        ``"in"`` or ``"not in"`` for a categorical (subset) split.
     threshold : float
         The split threshold (float64, exact); NaN for a categorical split.
     missing : bool
@@ -60,6 +59,12 @@ class Condition:
         as well).
     categories : tuple of str or None
         The categories of a categorical split's edge (with ``"not in"``: those excluded).
+        Of the known categories, the shorter side is written: ``country not in {A, B}``
+        rather than 39 countries ``in``.
+    known : tuple of str or None
+        All categories known to the split's feature, in code order (None when unknown, as
+        for a bare ``Tree``). A missing value and a category unseen in fit satisfy the
+        condition only when ``missing`` is true, with either ``op``.
     """
 
     feature: int
@@ -68,6 +73,31 @@ class Condition:
     threshold: float
     missing: bool = False
     categories: tuple[str, ...] | None = None
+    known: tuple[str, ...] | None = None
+
+    @classmethod
+    def subset(
+        cls, feature: int, name: str, allowed: Sequence[str], known: Sequence[str], missing: bool
+    ) -> Condition:
+        """The condition "a known category in ``allowed``", worded by its shorter side."""
+        allowed_set = set(allowed)
+        inside = tuple(c for c in known if c in allowed_set)
+        outside = tuple(c for c in known if c not in allowed_set)
+        if len(outside) < len(inside):
+            op, shown = "not in", outside
+        else:
+            op, shown = "in", inside
+        return cls(feature, name, op, float("nan"), missing, shown, tuple(known))
+
+    @property
+    def allowed(self) -> tuple[str, ...] | None:
+        """The known categories that satisfy a categorical condition (None when unknown)."""
+        if self.categories is None or self.known is None:
+            return None
+        if self.op == "in":
+            return self.categories
+        excluded = set(self.categories)
+        return tuple(c for c in self.known if c not in excluded)
 
     def text(self, decimals: int, *, with_name: bool = True, align: bool = False) -> str:
         """Word the condition, e.g. ``petal width <= 0.80`` or ``> 0.80 or missing``.
@@ -331,8 +361,10 @@ def _subset_condition(view: TreeView, node: int, f: int, *, left: bool) -> Condi
         op = "not in" if missing_left == left else "in"
         names = tuple(str(c) for c in sorted(plain))
     else:
-        op = "in"
-        names = tuple(label for code, label in known if (code in left_codes) == left)
+        allowed = [label for code, label in known if (code in left_codes) == left]
+        return Condition.subset(
+            f, view.feature_names[f], allowed, [label for _, label in known], missing_left == left
+        )
     return Condition(
         feature=f,
         name=view.feature_names[f],

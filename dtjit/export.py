@@ -150,7 +150,8 @@ def _leaf_conditions(view: TreeView) -> list[tuple[int, list[Condition]]]:
             continue
         for child, is_left in zip(view.children(node), (True, False), strict=True):
             cond = edge_condition(view, node, left=is_left)
-            key = (cond.feature, cond.op)
+            # Subsets of known categories merge whatever their wording; others by direction.
+            key = (cond.feature, "subset" if cond.known is not None else cond.op)
             if key in path:
                 cond = _tighter(path[key], cond)
             paths[child] = {**path, key: cond}
@@ -159,6 +160,11 @@ def _leaf_conditions(view: TreeView) -> list[tuple[int, list[Condition]]]:
 
 def _tighter(a: Condition, b: Condition) -> Condition:
     missing = a.missing and b.missing
+    allowed_a, allowed_b = a.allowed, b.allowed
+    if allowed_a is not None and allowed_b is not None and a.known is not None:
+        # Both must hold: the known categories in both, worded by the shorter side again.
+        both = [c for c in allowed_a if c in allowed_b]
+        return Condition.subset(a.feature, a.name, both, a.known, missing)
     if a.categories is not None and b.categories is not None:
         if a.op == "in":  # both must hold: the categories in both sets
             kept = tuple(c for c in a.categories if c in b.categories)

@@ -895,3 +895,46 @@ def test_export_text_needs_a_depth_limit():
     for export in (dtjit.export_rules, dtjit.rule_records):
         with pytest.raises(ValueError, match="decimals"):
             export(est, decimals=-2)
+
+
+def test_long_category_conditions_write_the_shorter_side():
+    """Of a subset split's known categories the shorter side is written (``not in {A, B}``
+    rather than ten names), conditions on one feature merge along a path, and the records
+    still partition every row, NaN and unseen categories included (they satisfy a condition
+    only when it says "or missing")."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    countries = [f"C{k:02d}" for k in range(12)]
+    country = rng.choice(np.array(countries, dtype=object), 3000)
+    country[:100] = None
+    # Three groups, so one path tests the country twice: {C00, C01}, {C02, C03, C04}, rest.
+    group = np.select([np.isin(country, ["C00", "C01"]), np.isin(country, ["C02", "C03", "C04"])],
+                      [0, 1], 2)  # fmt: skip
+    X = pd.DataFrame({"country": pd.Categorical(country, categories=countries),
+                      "noise": rng.normal(size=3000)})  # fmt: skip
+    est = dtjit.DecisionTreeClassifier(max_depth=3, min_samples_leaf=50).fit(X, group)
+    records = dtjit.rule_records(est)
+    conditions = [c for r in records for c in r["conditions"] if c["name"] == "country"]
+    assert any(c["op"] == "not in" for c in conditions)
+    assert all(len(c["categories"]) <= len(countries) // 2 for c in conditions)
+    assert all(sum(c["name"] == "country" for c in r["conditions"]) <= 1 for r in records)
+    assert "country not in {C00, C01} or missing" in dtjit.export_text(est)
+    assert "IF country in {C02, C03, C04} THEN" in "\n".join(dtjit.export_rules(est))
+
+    probe = pd.DataFrame({"country": [*countries, None, "unseen"], "noise": 0.0})
+    probe = pd.concat([probe, X.iloc[:500]], ignore_index=True)
+    values = probe["country"].astype(object).to_numpy()
+    missing = ~np.isin(values, countries)
+    masks = np.ones((len(records), len(probe)), dtype=bool)
+    for k, record in enumerate(records):
+        for c in record["conditions"]:
+            if c["name"] == "noise":
+                column = probe["noise"].to_numpy(dtype=np.float32).astype(np.float64)
+                masks[k] &= column <= c["threshold"] if c["op"] == "<=" else column > c["threshold"]
+                continue
+            listed = np.isin(values, c["categories"])
+            holds = listed if c["op"] == "in" else ~listed
+            masks[k] &= np.where(missing, c["missing"], holds)
+    np.testing.assert_array_equal(masks.sum(axis=0), 1)
+    leaves = np.array([r["leaf"] for r in records])[masks.argmax(axis=0)]
+    np.testing.assert_array_equal(leaves, est.apply(probe))

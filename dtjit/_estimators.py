@@ -109,18 +109,9 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         self._validate_params()
         n_threads = usable_threads(self.n_jobs)
         raw_X = X
-        cat_features = np.zeros(0, dtype=np.int64)
-        if self.categorical_features is not None:
-            if self.splitter == "random":
-                raise ValueError(
-                    "categorical_features is not supported with splitter='random'; use "
-                    "splitter='best' or 'hist'."
-                )
-            if not hasattr(X, "shape"):
-                X = np.asarray(X, dtype=object)
-            if len(X.shape) != 2:
-                raise ValueError(f"Expected a 2-D X, got shape {X.shape}.")
-            cat_features = _category_encoding.resolve_features(self.categorical_features, X)
+        X, cat_features = _category_encoding.fit_features(
+            self.categorical_features, X, self.splitter
+        )
         X, mapped_categories, from_values = _category_encoding.map_values_fit(X, cat_features)
         mapped_X = X
         if sparse.issparse(y):
@@ -401,7 +392,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
         return (
             self.splitter != "hist"
             and self.criterion in MULTI_OUTPUT_CRITERIA
-            and self.categorical_features is None
+            and (self.categorical_features is None or self.categorical_features == "from_dtype")
             and not getattr(self, "mdl_stop", False)
         )
 
@@ -491,7 +482,7 @@ class BaseDecisionTree(MultiOutputRole, SklearnEstimator):
             raw_X = X
             names = getattr(self, "feature_names_in_", None)
             X = validate_predict_data(
-                self, _category_encoding.map_values_predict(X, columns, names)
+                self, _category_encoding.map_values_predict(X, columns, names, estimator=self)
             )
             # Codes beyond the known ones are unseen categories (routed with NaN); only
             # values that cannot be codes are errors. X keeps the input's dtype here (it is
@@ -825,10 +816,12 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         for the criterion's squares; ``N`` counts them rescaled.) The split itself is still
         chosen by ``criterion``. With ``criterion="entropy"`` on one feature, the tree cuts
         where :class:`dtjit.MDLPDiscretizer` cuts.
-    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, \
+            default="from_dtype"
         Columns split by category subsets instead of thresholds: column indices, column
-        names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``
-        columns). A listed column holds non-negative integer codes, or (in a DataFrame)
+        names (a DataFrame), a boolean mask, ``"from_dtype"`` (the default: the pandas
+        ``category`` columns of a DataFrame, as in LightGBM; no column of any other input)
+        or None (every column numeric). A listed column holds non-negative integer codes, or (in a DataFrame)
         ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
         a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
         (codes plus missing) with ``"hist"``; not with ``"random"``. Binary classification
@@ -940,7 +933,7 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
         mdl_stop: bool = False,
-        categorical_features: Any = None,
+        categorical_features: Any = "from_dtype",
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -1110,10 +1103,12 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
         (scikit-learn's semantics); 0 prunes nothing. See :mod:`dtjit.pruning`.
     max_bins : int, default=255
         Most bins per feature for ``splitter="hist"`` (2 to 255); ignored otherwise.
-    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, \
+            default="from_dtype"
         Columns split by category subsets instead of thresholds: column indices, column
-        names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``
-        columns). A listed column holds non-negative integer codes, or (in a DataFrame)
+        names (a DataFrame), a boolean mask, ``"from_dtype"`` (the default: the pandas
+        ``category`` columns of a DataFrame, as in LightGBM; no column of any other input)
+        or None (every column numeric). A listed column holds non-negative integer codes, or (in a DataFrame)
         ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
         a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
         (codes plus missing) with ``"hist"``; not with ``"random"``, nor with
@@ -1205,7 +1200,7 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
         n_jobs: int | None = None,
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
-        categorical_features: Any = None,
+        categorical_features: Any = "from_dtype",
     ) -> None:
         if isinstance(criterion, str) and criterion == "friedman_mse":
             # As scikit-learn 1.9 does, in its constructor only (set_params refuses it).

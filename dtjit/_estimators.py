@@ -816,15 +816,16 @@ class DecisionTreeClassifier(ClassifierRole, BaseDecisionTree):
         for the criterion's squares; ``N`` counts them rescaled.) The split itself is still
         chosen by ``criterion``. With ``criterion="entropy"`` on one feature, the tree cuts
         where :class:`dtjit.MDLPDiscretizer` cuts.
-    categorical_features : array-like of int, str or bool, "from_dtype" or None, \
-            default="from_dtype"
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=\
+"from_dtype"
         Columns split by category subsets instead of thresholds: column indices, column
         names (a DataFrame), a boolean mask, ``"from_dtype"`` (the default: the pandas
         ``category`` columns of a DataFrame, as in LightGBM; no column of any other input)
-        or None (every column numeric). A listed column holds non-negative integer codes, or (in a DataFrame)
-        ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
-        a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
-        (codes plus missing) with ``"hist"``; not with ``"random"``. Binary classification
+        or None (every column numeric). A listed column holds non-negative integer codes,
+        or (in a DataFrame) ``category`` / string values mapped to codes at fit time
+        (``categories_``); NaN is a missing value. At most 4096 codes per column with
+        ``splitter="best"``, 256 bins (codes plus missing) with ``"hist"``; not with
+        ``"random"``. Binary classification
         and regression find the optimal subset by ordering categories by class-1 rate /
         mean target; multiclass searches all subsets up to 12 present categories and one
         ordering per class beyond. A category (or NaN) unseen at a node during fit follows
@@ -1103,15 +1104,16 @@ class DecisionTreeRegressor(RegressorRole, BaseDecisionTree):
         (scikit-learn's semantics); 0 prunes nothing. See :mod:`dtjit.pruning`.
     max_bins : int, default=255
         Most bins per feature for ``splitter="hist"`` (2 to 255); ignored otherwise.
-    categorical_features : array-like of int, str or bool, "from_dtype" or None, \
-            default="from_dtype"
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=\
+"from_dtype"
         Columns split by category subsets instead of thresholds: column indices, column
         names (a DataFrame), a boolean mask, ``"from_dtype"`` (the default: the pandas
         ``category`` columns of a DataFrame, as in LightGBM; no column of any other input)
-        or None (every column numeric). A listed column holds non-negative integer codes, or (in a DataFrame)
-        ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
-        a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
-        (codes plus missing) with ``"hist"``; not with ``"random"``, nor with
+        or None (every column numeric). A listed column holds non-negative integer codes,
+        or (in a DataFrame) ``category`` / string values mapped to codes at fit time
+        (``categories_``); NaN is a missing value. At most 4096 codes per column with
+        ``splitter="best"``, 256 bins (codes plus missing) with ``"hist"``; not with
+        ``"random"``, nor with
         ``criterion="absolute_error"`` (ordering categories by median does not find the best
         subset). ``squared_error`` and ``poisson`` find the optimal subset by ordering
         categories by mean target. A category (or NaN) unseen at a node during fit follows

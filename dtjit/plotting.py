@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._layout import tree_layout
-from ._view import check_decimals, check_max_depth, resolve_view
+from ._view import NodeLabel, check_max_depth, resolve_view
 
 # Room between two boxes of one level, and between levels, as a fraction of what is free.
 _GAP = 0.08
@@ -39,50 +39,87 @@ def _pyplot() -> Any:
 def plot_tree(
     model: Any,
     *,
-    feature_names: Sequence[Any] | None = None,
-    class_names: Sequence[Any] | None = None,
     max_depth: int | None = None,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | bool | None = None,
+    label: str = "all",
+    filled: bool = False,
+    impurity: bool = True,
+    node_ids: bool = False,
+    proportion: bool = False,
+    rounded: bool = False,
+    precision: int | None = 3,
     ax: Any = None,
     fontsize: float | None = None,
-    filled: bool = True,
-    decimals: int = 2,
+    decimals: int | None = None,
 ) -> Any:
     """Draw the tree: one box per node, leaves evenly spaced, parents centred above.
 
-    Each split box shows its condition (the left child's side), impurity, samples and the
-    prediction; a leaf box the same without a condition. Boxes of one level never overlap:
-    leaves get equal slots, every node sits within the slots of its own leaves, and unless
-    ``fontsize`` is given the text is shrunk until every box fits its slot.
+    Same signature, options and box text as :func:`sklearn.tree.plot_tree`, so switching the
+    import is enough; unlike it, a categorical (subset) split shows its categories
+    (``island in {Biscoe, Dream}``), where scikit-learn's shows ``island <= nan``. Boxes of one
+    level never overlap: leaves get equal slots, every node sits within the slots of its own
+    leaves, and unless ``fontsize`` is given the text is shrunk until every box fits its slot.
 
     Parameters
     ----------
     model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
         The tree.
-    feature_names, class_names : sequence of str, default=None
-        Display names; default to ``feature_names_in_`` (else ``x0, x1, ...``) and
-        ``classes_``.
     max_depth : int, default=None
-        Deepest level drawn; each deeper subtree is drawn as one ``...`` box.
+        Deepest level drawn; each deeper subtree is drawn as one ``(...)`` box.
+    feature_names : sequence of str, default=None
+        Feature names; default to ``feature_names_in_``, else ``x0, x1, ...``.
+    class_names : sequence of str, bool or None, default=None
+        Names in each box's ``class = `` line; None uses ``classes_``, True writes ``y[k]``,
+        False leaves the line out.
+    label : {"all", "root", "none"}, default="all"
+        Where the ``gini = `` / ``samples = `` ... prefixes are written.
+    filled : bool, default=False
+        Colour boxes by majority class (lighter when less pure) or by value (regression),
+        as :func:`dtjit.export_graphviz` does.
+    impurity : bool, default=True
+        Show each node's impurity.
+    node_ids : bool, default=False
+        Show each node's id (dtjit's breadth-first id).
+    proportion : bool, default=False
+        Show samples as a percentage of the root's and class values as fractions.
+    rounded : bool, default=False
+        Rounded box corners.
+    precision : int, default=3
+        Digits the numbers are rounded to.
     ax : matplotlib Axes, default=None
         Where to draw; a new figure sized to the tree when None.
     fontsize : float, default=None
         Text size in points; by default the largest size (up to 10, at least 1.5) at which
         no boxes overlap. That holds for trees up to about 400 nodes in the default figure.
-    filled : bool, default=True
-        Colour boxes by majority class (lighter when less pure) or by value (regression),
-        as :func:`dtjit.export_graphviz` does.
-    decimals : int, default=2
-        Digits after the decimal point.
+    decimals : int, default=None
+        The same as ``precision`` (dtjit's name in its other exports); give one or the other.
 
     Returns
     -------
     matplotlib.axes.Axes
         The Axes drawn on; ``ax.texts`` holds one box per drawn node, in depth-first order.
+
+    Notes
+    -----
+    Where scikit-learn's function differs: it returns the list of box annotations and, with
+    ``ax=None``, draws on the current Axes (cleared) with boxes that may overlap; this one
+    returns the Axes and, with ``ax=None``, opens a figure sized to the tree. Without
+    ``class_names`` dtjit writes the class line with ``classes_``, scikit-learn leaves it
+    out. Colours are dtjit's palette.
     """
     plt = _pyplot()
-    view = resolve_view(model, feature_names, class_names)
+    labels = NodeLabel.from_options(
+        label=label,
+        node_ids=node_ids,
+        impurity=impurity,
+        proportion=proportion,
+        precision=precision,
+        decimals=decimals,
+        class_names=class_names,
+    )
+    view = resolve_view(model, feature_names, NodeLabel.names_of(class_names))
     max_depth = check_max_depth(max_depth, allow_none=True)
-    decimals = check_decimals(decimals)
     layout = tree_layout(view, max_depth)
     if ax is None:
         width = float(np.clip(1.6 * layout.n_slots, 4.0, 40.0))
@@ -96,21 +133,20 @@ def plot_tree(
     boxes = {}
     for node in layout.nodes:
         if node in layout.cut:
-            label, color = "...", _CUT_COLOR
+            text, color = "(...)", _CUT_COLOR
         else:
-            # No class fractions: the colour shows them.
-            label = "\n".join(view.node_lines(node, decimals, fractions=False))
-            color = view.color(node)
+            text = "\n".join(labels.lines(view, node))
+            color = view.color(node) if filled else "white"
         boxes[node] = ax.text(
             layout.x[node],
             -layout.depth[node],
-            label,
+            text,
             ha="center",
             va="center",
             fontsize=fontsize if fontsize is not None else 10.0,
             bbox={
-                "boxstyle": "round,pad=0.3",
-                "facecolor": color if filled else "white",
+                "boxstyle": "round,pad=0.3" if rounded else "square,pad=0.3",
+                "facecolor": color,
                 "edgecolor": "0.3",
             },
             zorder=3,
@@ -122,7 +158,7 @@ def plot_tree(
         ax.plot([px, cx], [py, cy], color="0.4", linewidth=0.8, zorder=1)
         if parent == 0:
             ax.annotate(
-                "yes" if is_left else "no",
+                "True" if is_left else "False",
                 xy=((px + cx) / 2, (py + cy) / 2),
                 ha="right" if is_left else "left",
                 va="bottom",

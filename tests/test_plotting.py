@@ -96,12 +96,18 @@ def test_plot_tree_text_and_truncation(breast_cancer_data):
     boxes, extents = node_boxes(ax)
     labels = [b.get_text() for b in boxes]
     assert len(boxes) == np.count_nonzero(tree.node_depth <= 3)
-    assert labels.count("...") == np.count_nonzero((tree.node_depth == 3) & True), (
+    assert labels.count("(...)") == np.count_nonzero((tree.node_depth == 3) & True), (
         "every node below max_depth stands for a cut subtree"
     )
     root = labels[0].splitlines()
-    assert root[0] == f"x{tree.feature[0]} <= {tree.threshold[0]:.2f}"
-    assert root[1:] == [f"gini = {tree.impurity[0]:.2f}", f"samples = {len(y)}", "class = benign"]
+    assert root[0] == f"x{tree.feature[0]} <= {round(tree.threshold[0], 3)}"
+    counts = (tree.value[0, 0] * tree.weighted_n_node_samples[0]).astype(int)
+    assert root[1:] == [
+        f"gini = {round(tree.impurity[0], 3)}",
+        f"samples = {len(y)}",
+        f"value = [{counts[0]}, {counts[1]}]",
+        "class = benign",
+    ]
     assert count_overlaps(extents) == 0
     assert_not_blank(render(fig))
 
@@ -117,7 +123,9 @@ def test_plot_tree_regression_unfilled_and_single_leaf():
     assert_not_blank(render(ax.figure))
     leaf = dtjit.DecisionTreeClassifier().fit(np.zeros((4, 2)), ["a"] * 4)
     ax = plotting.plot_tree(leaf)
-    assert [b.get_text() for b in node_boxes(ax)[0]] == ["gini = 0.00\nsamples = 4\nclass = a"]
+    assert [b.get_text() for b in node_boxes(ax)[0]] == [
+        "gini = 0.0\nsamples = 4\nvalue = [4]\nclass = a"
+    ]
 
 
 def test_plot_tree_play_tennis(shared_data):
@@ -278,6 +286,42 @@ def test_plot_pruning_path_checks_its_input():
         plotting.plot_pruning_path(SimpleNamespace(ccp_alphas=[0.0]))
     with pytest.raises(ValueError, match="same length"):
         plotting.plot_pruning_path({"ccp_alphas": [0.0, 1.0], "impurities": [0.1]})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"filled": True, "rounded": True},
+        {"label": "root", "node_ids": True},
+        {"label": "none", "impurity": False},
+        {"proportion": True, "precision": 2},
+        {"max_depth": 1},
+    ],
+    ids=lambda o: ",".join(o) or "defaults",
+)
+def test_plot_tree_boxes_say_what_scikit_learns_say(breast_cancer_data, options):
+    """scikit-learn's options, and its box texts node for node (not its layout)."""
+    from matplotlib.text import Annotation
+    from sklearn.tree import plot_tree as sklearn_plot_tree
+
+    X, y = breast_cancer_data
+    est = dtjit.DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    names = {"feature_names": [f"f{j}" for j in range(X.shape[1])], "class_names": ["m", "b"]}
+    ax = plotting.plot_tree(est, **names, **options)
+    ours = [b.get_text() for b in node_boxes(ax)[0]]
+    _, sk_ax = plt.subplots()
+    sklearn_plot_tree(est, ax=sk_ax, **names, **options)
+    theirs = [a.get_text() for a in sk_ax.get_children() if isinstance(a, Annotation)]
+    theirs = [t for t in theirs if t.strip() not in ("True", "False")]
+    assert ours == ["(...)" if t.strip() == "(...)" else t for t in theirs]
+    boxes = node_boxes(ax)[0]
+    styles = {type(b.get_bbox_patch().get_boxstyle()).__name__ for b in boxes}
+    assert styles == ({"Round"} if options.get("rounded") else {"Square"})
+    fills = {b.get_bbox_patch().get_facecolor() for b in boxes if b.get_text() != "(...)"}
+    assert (len(fills) > 1) == bool(options.get("filled"))
+    root_edges = [t.get_text() for t in ax.texts if t.get_bbox_patch() is None]
+    assert root_edges == ["True", "False"]
 
 
 # -- input checks ------------------------------------------------------------------------------

@@ -253,7 +253,8 @@ def plot_importances(
     order = np.argsort(-importances, kind="stable")[:top]
     order = order[importances[order] > 0]
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.0, 1.0 + 0.3 * max(len(order), 1)))
+        # Constrained layout leaves room for the feature names, also in savefig.
+        _, ax = plt.subplots(figsize=(6.0, 1.0 + 0.3 * max(len(order), 1)), layout="constrained")
     positions = np.arange(len(order))
     ax.barh(positions, importances[order], color="#4e79a7")
     ax.set_yticks(positions, [view.feature_names[f] for f in order])
@@ -335,17 +336,12 @@ def plot_split_scan(scan: Any, *, feature_name: str | None = None, fig: Any = No
 
     gain_ax.plot(t, scan.gain, color="#59a14f")
     gain_ax.plot([scan.best_threshold], [scan.best_gain], "o", color="#e15759")
-    gain_ax.annotate(
-        f"best t = {scan.best_threshold:.4g}\ngain = {scan.best_gain:.4f}",
-        xy=(scan.best_threshold, scan.best_gain),
-        xytext=(8, -8),
-        textcoords="offset points",
-        va="top",
-        fontsize="small",
-    )
     gain_ax.set_ylabel(f"information gain ({unit})")
     gain_ax.set_xlabel(f"threshold t on {name}")
-    gain_ax.set_title("information gain")
+    # The best split in the title: a note beside the marker would sit on the curve's peak.
+    gain_ax.set_title(
+        f"information gain: best t = {scan.best_threshold:.4g}, gain = {scan.best_gain:.4f}"
+    )
     for ax in axes:
         ax.axvline(scan.best_threshold, color="#e15759", linestyle="--", linewidth=0.8)
     return fig
@@ -431,5 +427,20 @@ def plot_pruning_path(path_or_selection: Any, *, ax: Any = None) -> Any:
         ax.legend(handles + twin_handles, labels + twin_labels, fontsize="small")
     if scale is not None:
         ax.set_xscale("symlog", **scale)
+        _alpha_ticks(ax, scale["linthresh"], float(alphas.max()))
     ax.set_xlabel("effective alpha")
     return ax
+
+
+def _alpha_ticks(ax: Any, linthresh: float, largest: float) -> None:
+    """Ticks at 0 and at the powers of ten at least half a decade's width away from 0.
+
+    On the symlog axis ``[0, linthresh]`` is linear and one decade wide, so a power of ten
+    below ``linthresh`` sits at ``10**k / linthresh`` of that width: matplotlib's default
+    ticks put one right next to 0 and their labels overlap.
+    """
+    from matplotlib.ticker import FixedLocator
+
+    first = int(np.ceil(np.log10(0.5 * linthresh)))
+    last = int(np.ceil(np.log10(max(largest, linthresh))))
+    ax.xaxis.set_major_locator(FixedLocator([0.0, *(10.0**k for k in range(first, last + 1))]))

@@ -222,7 +222,7 @@ def test_plot_split_scan_four_panels():
         "distribution of worst radius by class",
         "positive-class share",
         "entropy of each part",
-        "information gain",
+        f"information gain: best t = {scan.best_threshold:.4g}, gain = {scan.best_gain:.4f}",
     ]
     gain_ax = axes[3]
     curve = gain_ax.lines[0]
@@ -235,6 +235,49 @@ def test_plot_split_scan_four_panels():
         )
     assert "bits" in axes[2].get_ylabel()
     assert_not_blank(render(fig))
+    # No note sits on a curve: every text inside a panel keeps clear of its lines' points.
+    for ax in axes:
+        renderer = fig.canvas.get_renderer()
+        for text in ax.texts:
+            box = text.get_window_extent(renderer)
+            for line in ax.lines:
+                points = ax.transData.transform(line.get_xydata())
+                assert not box.count_contains(points), (text.get_text(), line.get_label())
+
+
+def saved_extents(fig, artists):
+    """Window extents of ``artists`` as laid out by savefig, and the figure's own box."""
+    fig.savefig(io.BytesIO(), format="png", dpi=fig.dpi)  # lays the figure out as saved
+    renderer = fig.canvas.get_renderer()
+    return [a.get_window_extent(renderer) for a in artists], fig.bbox
+
+
+def test_saved_importances_keep_their_labels_inside():
+    data = load_breast_cancer(as_frame=True)
+    est = dtjit.DecisionTreeClassifier(random_state=0).fit(data.data, data.target)
+    ax = plotting.plot_importances(est)
+    labels = [t for t in ax.get_yticklabels() if t.get_text()]
+    assert any(t.get_text() == "worst concave points" for t in labels)
+    extents, figure = saved_extents(ax.figure, [*labels, ax.xaxis.label])
+    for text, box in zip([*labels, ax.xaxis.label], extents, strict=True):
+        assert box.x0 >= figure.x0 and box.x1 <= figure.x1, text.get_text()
+        assert box.y0 >= figure.y0 and box.y1 <= figure.y1, text.get_text()
+
+
+@pytest.mark.parametrize("smallest", [5e-5, 1.2e-4, 9.9e-6, 1e-3])
+def test_pruning_path_alpha_labels_do_not_overlap(smallest):
+    """The symlog axis's linear part ends at the smallest alpha: no power of ten crowds 0."""
+    alphas = np.r_[0.0, np.geomspace(smallest, 0.07, 60)]
+    path = {"ccp_alphas": alphas, "impurities": np.linspace(0.0, 0.5, alphas.size)}
+    ax = plotting.plot_pruning_path(path)
+    ax.figure.canvas.draw()
+    labels = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert labels[0].get_text() == "$\\mathdefault{0}$" and len(labels) >= 3
+    extents, _ = saved_extents(ax.figure, labels)
+    x0 = np.array([b.x0 for b in extents])
+    x1 = np.array([b.x1 for b in extents])
+    order = np.argsort(x0)
+    assert (x0[order][1:] > x1[order][:-1] + 2).all(), [t.get_text() for t in labels]
 
 
 def test_plot_split_scan_into_a_given_figure_and_bad_scan():

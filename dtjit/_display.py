@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._layout import Layout, tree_layout
-from ._view import TreeView, resolve_view
+from ._view import TreeView, resolve_view, wrap_line
 
 MAX_DRAWN_NODES = 40
 DECIMALS = 2
@@ -158,22 +158,7 @@ def _box_lines(view: TreeView, layout: Layout, node: int) -> list[str]:
         return ["..."]
     # Only the split, the sample count and the prediction: the hover text has the rest.
     lines = view.node_lines(node, DECIMALS, impurity=False, fractions=False)
-    return [piece for line in lines for piece in _wrap(line)]
-
-
-def _wrap(line: str, width: int = WRAP_CHARS) -> list[str]:
-    """Split a long line after a comma or space; a word longer than ``width`` stays whole."""
-    if len(line) <= width:
-        return [line]
-    pieces, current = [], ""
-    for word in line.split(" "):
-        if current and len(current) + 1 + len(word) > width:
-            pieces.append(current)
-            current = word
-        else:
-            current = f"{current} {word}" if current else word
-    pieces.append(current)
-    return pieces
+    return [piece for line in lines for piece in wrap_line(line, WRAP_CHARS)]
 
 
 def tree_html(view: TreeView, max_nodes: int = MAX_DRAWN_NODES) -> str:

@@ -395,6 +395,8 @@ class NodeLabel:
     proportion: bool = False
     precision: int = 3
     class_names: str | None = "names"
+    # Wrap a subset split's category list at this many characters (0: one line).
+    wrap_categories: int = 0
 
     @classmethod
     def from_options(
@@ -437,7 +439,11 @@ class NodeLabel:
         if self.node_ids:
             lines.append(f"node #{node}" if named else f"#{node}")
         if not view.is_leaf(node):
-            lines.append(self.split_text(view, node))
+            split = self.split_text(view, node)
+            if self.wrap_categories and edge_condition(view, node, left=True).categories:
+                lines += wrap_line(split, self.wrap_categories)
+            else:
+                lines.append(split)
         if self.impurity:
             value = _rounded(view.impurity(node), self.precision)
             lines.append(f"{view.criterion or 'impurity'} = {value}" if named else value)
@@ -481,6 +487,21 @@ class NodeLabel:
         if not view.is_classifier:
             text = text.replace("[", "").replace("]", "")
         return text
+
+
+def wrap_line(line: str, width: int) -> list[str]:
+    """Split a line longer than ``width`` at spaces; a word longer than ``width`` stays whole."""
+    if len(line) <= width:
+        return [line]
+    pieces, current = [], ""
+    for word in line.split(" "):
+        if current and len(current) + 1 + len(word) > width:
+            pieces.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    pieces.append(current)
+    return pieces
 
 
 def _rounded(number: float, precision: int) -> str:

@@ -7,6 +7,7 @@ the Axes (or Figure) it is given, or on a new one, and returns it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ _MAX_FIT_ROUNDS = 6
 # or on a larger Axes.
 _MIN_FONTSIZE = 1.5
 _CUT_COLOR = "#d9d9d9"
+_WRAP_CATEGORIES = 40
 
 
 def _pyplot() -> Any:
@@ -118,6 +120,8 @@ def plot_tree(
         decimals=decimals,
         class_names=class_names,
     )
+    # A long category list wraps: on one line it would shrink the font of the whole drawing.
+    labels = dataclasses.replace(labels, wrap_categories=_WRAP_CATEGORIES)
     view = resolve_view(model, feature_names, NodeLabel.names_of(class_names))
     max_depth = check_max_depth(max_depth, allow_none=True)
     layout = tree_layout(view, max_depth)

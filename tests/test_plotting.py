@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 from types import SimpleNamespace
 
@@ -407,3 +408,25 @@ def test_importing_dtjit_does_not_import_matplotlib():
     code = "import sys, dtjit, dtjit.plotting; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_plot_tree_subset_splits_show_categories_wrapped():
+    """scikit-learn's plot_tree prints ``country <= nan``; ours lists the categories, wrapped
+    so that a long list does not shrink the whole drawing's font."""
+    from sklearn.tree import plot_tree as sklearn_plot_tree
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    countries = [f"Country-{k:02d}" for k in range(20)]
+    country = rng.choice(countries, 2000)
+    X = pd.DataFrame({"country": pd.Categorical(country, categories=countries)})
+    est = dtjit.DecisionTreeClassifier(max_depth=1).fit(X, np.isin(country, countries[:9]))
+    _, sk_ax = plt.subplots()
+    sklearn_plot_tree(est, ax=sk_ax, feature_names=["country"])
+    assert any("country <= nan" in t.get_text() for t in sk_ax.texts)
+    ax = plotting.plot_tree(est)
+    root = node_boxes(ax)[0][0].get_text().splitlines()
+    split = " ".join(root[: next(i for i, line in enumerate(root) if line.startswith("gini"))])
+    assert re.fullmatch(r"country (not )?in \{[^}]*\}( or missing)?", split), split
+    assert len(re.search(r"\{(.*)\}", split)[1].split(", ")) == 9  # the shorter side
+    assert max(len(line) for line in root) <= 40 and "nan" not in split

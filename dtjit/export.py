@@ -252,7 +252,10 @@ def rule_records(
     list of dict
         Keys: ``leaf`` (node id); ``conditions``, a list of ``{"feature": int, "name": str,
         "op": "<=" or ">", "threshold": float, "missing": bool}`` (all must hold;
-        ``missing`` says whether a missing value satisfies the condition); ``rule``, the
+        ``missing`` says whether a missing value satisfies the condition; at a categorical
+        feature ``op`` is ``"in"`` or ``"not in"``, ``threshold`` None, and ``categories``
+        lists the shorter side of the known categories; a category unseen in fit counts as
+        missing); ``rule``, the
         conditions as text (``"TRUE"`` for a single-leaf tree); ``prediction`` (the class
         label or the mean value); for classifiers ``class_name`` and ``confidence`` (the
         weighted fraction of the predicted class); ``support`` (training rows) and
@@ -647,9 +650,10 @@ def to_dict(
         ``impurity``, ``value`` (class fractions, or ``[mean]``) and ``prediction``; a split
         node also has ``feature`` (column index), ``feature_name``, ``threshold`` (a sample
         goes to the first child iff ``x[feature] <= threshold``; None at a categorical split,
-        which has ``categories_left`` and ``categories_op`` instead: a sample goes to the
-        first child iff its category is ``"in"`` (or ``"not in"``) that list),
-        ``missing_go_to_left``
+        which has ``categories_left`` and ``categories_op`` instead: a sample with a known
+        category goes to the first child iff it is ``"in"`` (or ``"not in"``) that list, the
+        shorter side; a missing value or a category unseen in fit follows
+        ``missing_go_to_left``), ``missing_go_to_left``
         and ``children`` (``[left, right]``); a leaf has ``children == []``.
     """
     view = resolve_view(model, feature_names, class_names)

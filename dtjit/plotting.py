@@ -93,7 +93,9 @@ def plot_tree(
         Where to draw; a new figure sized to the tree when None.
     fontsize : float, default=None
         Text size in points; by default the largest size (up to 10, at least 1.5) at which
-        no boxes overlap. That holds for trees up to about 400 nodes in the default figure.
+        no boxes overlap. In the default figure that holds for binary trees up to about 300
+        nodes; with many classes the ``value = [...]`` lines are longer and fewer boxes fit
+        (a 300-node seven-class tree overlaps): pass ``max_depth`` or a larger ``ax``.
     decimals : int, default=None
         The same as ``precision`` (dtjit's name in its other exports); give one or the other.
 

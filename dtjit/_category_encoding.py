@@ -1,7 +1,9 @@
 """Categorical features at the Python boundary: which columns, their codes, their bins.
 
 ``categorical_features`` names the columns (indices, names, a boolean mask, or
-``"from_dtype"``: the pandas ``category`` columns of a DataFrame). A categorical column holds
+``"from_dtype"``, the default: the pandas ``category`` columns of a DataFrame, none for any
+other input, as LightGBM and scikit-learn's ``HistGradientBoostingClassifier`` do). A
+categorical column holds
 
 - non-negative integer codes (any numeric dtype; NaN is a missing value), used as they are;
   the known categories are the codes seen in fit; or
@@ -85,6 +87,68 @@ def _column_is_values(column: Any) -> bool:
     return _column_is_category(column) or kind in "OSU" or str(column.dtype).startswith("str")
 
 
+def fit_features(spec: Any, X: Any, splitter: str) -> tuple[Any, np.ndarray]:
+    """Resolve ``categorical_features`` for fit: X (2-D) and the categorical column indices.
+
+    ``"from_dtype"`` picks a DataFrame's ``category`` columns and leaves any other input as
+    it is (no categorical columns). A DataFrame column of strings that is not categorical
+    gets an error naming ``categorical_features``, instead of numpy's "could not convert
+    string to float".
+
+    Raises
+    ------
+    ValueError
+        For the errors of :func:`resolve_features`, a non-2-D X, categorical columns with
+        ``splitter="random"``, or a string column left numeric.
+    """
+    if spec is None or (isinstance(spec, str) and spec == "from_dtype" and not _is_dataframe(X)):
+        return X, np.zeros(0, dtype=np.int64)
+    if not hasattr(X, "shape"):
+        X = np.asarray(X, dtype=object)
+    if len(X.shape) != 2:
+        raise ValueError(f"Expected a 2-D X, got shape {X.shape}.")
+    features = resolve_features(spec, X)
+    by_default = isinstance(spec, str)
+    if splitter == "random" and (features.size or not by_default):
+        picked = (
+            f"the pandas 'category' columns {_names_of(X, features)} are categorical by "
+            "default (categorical_features='from_dtype')"
+            if by_default
+            else "categorical_features"
+        )
+        raise ValueError(
+            f"{picked}; categorical features are not supported with splitter='random': use "
+            "splitter='best' or 'hist'."
+        )
+    if _is_dataframe(X):
+        _check_no_string_columns(X, features)
+    return X, features
+
+
+def _names_of(X: Any, features: np.ndarray) -> list[str]:
+    return [str(X.columns[int(f)]) for f in features]
+
+
+def _check_no_string_columns(X: Any, features: np.ndarray) -> None:
+    """Raise ValueError for a DataFrame column of non-numbers left out of the categorical ones."""
+    listed = set(features.tolist())
+    for j in range(X.shape[1]):
+        column = X.iloc[:, j]
+        if j in listed or not _column_is_values(column):
+            continue
+        try:  # object columns of numbers are fine: scikit-learn's validation converts them
+            np.asarray(column, dtype=np.float64)
+        except (TypeError, ValueError):
+            example = next((v for v in column if isinstance(v, str)), column.iloc[0])
+            raise ValueError(
+                f"column {str(X.columns[j])!r} (column {j}) holds {column.dtype} values such as "
+                f"{example!r}, which are not numbers: make it categorical with "
+                f"categorical_features (for example categorical_features="
+                f"[{str(X.columns[j])!r}]), or convert it with .astype('category'), which "
+                "the default categorical_features='from_dtype' picks up."
+            ) from None
+
+
 def resolve_features(spec: Any, X: Any) -> np.ndarray:
     """Translate ``categorical_features`` into sorted column indices (int64).
 
@@ -92,7 +156,7 @@ def resolve_features(spec: Any, X: Any) -> np.ndarray:
     ------
     ValueError
         For an unknown name, an index out of range, a mask of the wrong length, a repeated
-        column, or ``"from_dtype"`` without a DataFrame.
+        column, or an unknown string.
     """
     n_features = X.shape[1]
     if spec is None:
@@ -104,10 +168,7 @@ def resolve_features(spec: Any, X: Any) -> np.ndarray:
                 "'from_dtype' or None."
             )
         if not _is_dataframe(X):
-            raise ValueError(
-                "categorical_features='from_dtype' needs a pandas DataFrame with 'category' "
-                "columns; pass column indices for an array."
-            )
+            return np.zeros(0, dtype=np.int64)
         return np.array(
             [j for j in range(n_features) if _column_is_category(X.iloc[:, j])], dtype=np.int64
         )
@@ -199,17 +260,26 @@ class CategoryCodes(np.ndarray):
     """
 
 
-def map_values_predict(X: Any, columns: CategoricalColumns, feature_names: Any = None) -> Any:
+def map_values_predict(
+    X: Any, columns: CategoricalColumns, feature_names: Any = None, *, estimator: Any = None
+) -> Any:
     """Apply the fit-time mapping to a DataFrame's value columns (unseen values: NaN).
 
     Raises ValueError for any other input when some column was mapped at fit: an array's
     numbers would be taken for codes (value 20 as code 20), silently routing rows wrong.
-    ``feature_names`` (the fit's column names) name the columns in that message.
+    ``feature_names`` (the fit's column names) name the columns in that message. With
+    ``estimator``, a DataFrame's column names and count are first checked against it, with
+    scikit-learn's messages (those a numeric model gives), before any column is read.
     """
     if not any(columns.from_values):
         return X
     if isinstance(X, CategoryCodes):
         return X.view(np.ndarray)
+    if estimator is not None and _is_dataframe(X):
+        from sklearn.utils.validation import validate_data
+
+        # Names and width only; the values are validated after the mapping.
+        validate_data(estimator, X, reset=False, skip_check_array=True)
     if not _is_dataframe(X):
         mapped = [
             f"categorical feature {_name(feature_names, int(f))} (categories {_preview(cats)})"

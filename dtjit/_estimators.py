@@ -105,18 +105,9 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         self._validate_params()
         n_threads = usable_threads(self.n_jobs)
         raw_X = X
-        cat_features = np.zeros(0, dtype=np.int64)
-        if self.categorical_features is not None:
-            if self.splitter == "random":
-                raise ValueError(
-                    "categorical_features is not supported with splitter='random'; use "
-                    "splitter='best' or 'hist'."
-                )
-            if not hasattr(X, "shape"):
-                X = np.asarray(X, dtype=object)
-            if len(X.shape) != 2:
-                raise ValueError(f"Expected a 2-D X, got shape {X.shape}.")
-            cat_features = _category_encoding.resolve_features(self.categorical_features, X)
+        X, cat_features = _category_encoding.fit_features(
+            self.categorical_features, X, self.splitter
+        )
         X, mapped_categories, from_values = _category_encoding.map_values_fit(X, cat_features)
         mapped_X = X
         if sparse.issparse(y):
@@ -402,7 +393,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         return (
             self.splitter != "hist"
             and self.criterion in MULTI_OUTPUT_CRITERIA
-            and self.categorical_features is None
+            and (self.categorical_features is None or self.categorical_features == "from_dtype")
             and not getattr(self, "mdl_stop", False)
         )
 
@@ -487,7 +478,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         raw_X = X
         if columns is not None:
             names = getattr(self, "feature_names_in_", None)
-            X = _category_encoding.map_values_predict(X, columns, names)
+            X = _category_encoding.map_values_predict(X, columns, names, estimator=self)
         if columns is not None or not _validate_data_returns_as_is(self, X):
             X = validate_data(
                 self, X, reset=False, dtype="numeric", order=None, ensure_all_finite=False
@@ -849,13 +840,16 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         for the criterion's squares; ``N`` counts them rescaled.) The split itself is still
         chosen by ``criterion``. With ``criterion="entropy"`` on one feature, the tree cuts
         where :class:`dtjit.MDLPDiscretizer` cuts.
-    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=\
+"from_dtype"
         Columns split by category subsets instead of thresholds: column indices, column
-        names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``
-        columns). A listed column holds non-negative integer codes, or (in a DataFrame)
-        ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
-        a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
-        (codes plus missing) with ``"hist"``; not with ``"random"``. Binary classification
+        names (a DataFrame), a boolean mask, ``"from_dtype"`` (the default: the pandas
+        ``category`` columns of a DataFrame, as in LightGBM; no column of any other input)
+        or None (every column numeric). A listed column holds non-negative integer codes,
+        or (in a DataFrame) ``category`` / string values mapped to codes at fit time
+        (``categories_``); NaN is a missing value. At most 4096 codes per column with
+        ``splitter="best"``, 256 bins (codes plus missing) with ``"hist"``; not with
+        ``"random"``. Binary classification
         and regression find the optimal subset by ordering categories by class-1 rate /
         mean target; multiclass searches all subsets up to 12 present categories and one
         ordering per class beyond. A category (or NaN) unseen at a node during fit follows
@@ -961,7 +955,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
         mdl_stop: bool = False,
-        categorical_features: Any = None,
+        categorical_features: Any = "from_dtype",
     ) -> None:
         self.criterion = criterion
         self.splitter = splitter
@@ -1131,13 +1125,16 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         (scikit-learn's semantics); 0 prunes nothing. See :mod:`dtjit.pruning`.
     max_bins : int, default=255
         Most bins per feature for ``splitter="hist"`` (2 to 255); ignored otherwise.
-    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=None
+    categorical_features : array-like of int, str or bool, "from_dtype" or None, default=\
+"from_dtype"
         Columns split by category subsets instead of thresholds: column indices, column
-        names (a DataFrame), a boolean mask, or ``"from_dtype"`` (the pandas ``category``
-        columns). A listed column holds non-negative integer codes, or (in a DataFrame)
-        ``category`` / string values mapped to codes at fit time (``categories_``); NaN is
-        a missing value. At most 4096 codes per column with ``splitter="best"``, 256 bins
-        (codes plus missing) with ``"hist"``; not with ``"random"``, nor with
+        names (a DataFrame), a boolean mask, ``"from_dtype"`` (the default: the pandas
+        ``category`` columns of a DataFrame, as in LightGBM; no column of any other input)
+        or None (every column numeric). A listed column holds non-negative integer codes,
+        or (in a DataFrame) ``category`` / string values mapped to codes at fit time
+        (``categories_``); NaN is a missing value. At most 4096 codes per column with
+        ``splitter="best"``, 256 bins (codes plus missing) with ``"hist"``; not with
+        ``"random"``, nor with
         ``criterion="absolute_error"`` (ordering categories by median does not find the best
         subset). ``squared_error`` and ``poisson`` find the optimal subset by ordering
         categories by mean target. A category (or NaN) unseen at a node during fit follows
@@ -1226,7 +1223,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         n_jobs: int | None = None,
         ccp_alpha: float = 0.0,
         max_bins: int = 255,
-        categorical_features: Any = None,
+        categorical_features: Any = "from_dtype",
     ) -> None:
         if isinstance(criterion, str) and criterion == "friedman_mse":
             # As scikit-learn 1.9 does, in its constructor only (set_params refuses it).

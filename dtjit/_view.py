@@ -48,8 +48,7 @@ class Condition:
         Its display name.
     op : {"<=", ">", "in", "not in"}
         ``"<="`` on the left edge, ``">"`` on the right edge of a threshold split;
-        ``"in"`` for a categorical (subset) split (``"not in"`` on the right edge when the
-        known categories are not available, e.g. for a bare ``Tree``).
+        ``"in"`` or ``"not in"`` for a categorical (subset) split.
     threshold : float
         The split threshold (float64, exact); NaN for a categorical split.
     missing : bool
@@ -60,6 +59,12 @@ class Condition:
         as well).
     categories : tuple of str or None
         The categories of a categorical split's edge (with ``"not in"``: those excluded).
+        Of the known categories, the shorter side is written: ``country not in {A, B}``
+        rather than 39 countries ``in``.
+    known : tuple of str or None
+        All categories known to the split's feature, in code order (None when unknown, as
+        for a bare ``Tree``). A missing value and a category unseen in fit satisfy the
+        condition only when ``missing`` is true, with either ``op``.
     """
 
     feature: int
@@ -68,6 +73,31 @@ class Condition:
     threshold: float
     missing: bool = False
     categories: tuple[str, ...] | None = None
+    known: tuple[str, ...] | None = None
+
+    @classmethod
+    def subset(
+        cls, feature: int, name: str, allowed: Sequence[str], known: Sequence[str], missing: bool
+    ) -> Condition:
+        """Build the condition "a known category in ``allowed``", worded by its shorter side."""
+        allowed_set = set(allowed)
+        inside = tuple(c for c in known if c in allowed_set)
+        outside = tuple(c for c in known if c not in allowed_set)
+        if len(outside) < len(inside):
+            op, shown = "not in", outside
+        else:
+            op, shown = "in", inside
+        return cls(feature, name, op, float("nan"), missing, shown, tuple(known))
+
+    @property
+    def allowed(self) -> tuple[str, ...] | None:
+        """The known categories that satisfy a categorical condition (None when unknown)."""
+        if self.categories is None or self.known is None:
+            return None
+        if self.op == "in":
+            return self.categories
+        excluded = set(self.categories)
+        return tuple(c for c in self.known if c not in excluded)
 
     def text(self, decimals: int, *, with_name: bool = True, align: bool = False) -> str:
         """Word the condition, e.g. ``petal width <= 0.80`` or ``> 0.80 or missing``.
@@ -331,8 +361,10 @@ def _subset_condition(view: TreeView, node: int, f: int, *, left: bool) -> Condi
         op = "not in" if missing_left == left else "in"
         names = tuple(str(c) for c in sorted(plain))
     else:
-        op = "in"
-        names = tuple(label for code, label in known if (code in left_codes) == left)
+        allowed = [label for code, label in known if (code in left_codes) == left]
+        return Condition.subset(
+            f, view.feature_names[f], allowed, [label for _, label in known], missing_left == left
+        )
     return Condition(
         feature=f,
         name=view.feature_names[f],
@@ -341,6 +373,140 @@ def _subset_condition(view: TreeView, node: int, f: int, *, left: bool) -> Condi
         missing=missing_left == left,
         categories=names,
     )
+
+
+LABEL_OPTIONS = ("all", "root", "none")
+
+
+@dataclass(frozen=True)
+class NodeLabel:
+    """What scikit-learn's ``export_graphviz`` and ``plot_tree`` write in a node, and how.
+
+    The options are theirs: ``label`` ("all", "root" or "none": where the ``name = ``
+    prefixes are written), ``node_ids``, ``impurity``, ``proportion`` and ``precision``
+    (numbers rounded with :func:`round`, printed as scikit-learn prints them).
+    ``class_names`` is "names" (the view's class names), "symbols" (``y[k]``, scikit-learn's
+    ``class_names=True``) or None (no class line).
+    """
+
+    label: str = "all"
+    node_ids: bool = False
+    impurity: bool = True
+    proportion: bool = False
+    precision: int = 3
+    class_names: str | None = "names"
+    # Wrap a subset split's category list at this many characters (0: one line).
+    wrap_categories: int = 0
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        label: Any,
+        node_ids: Any,
+        impurity: Any,
+        proportion: Any,
+        precision: Any,
+        decimals: Any,
+        class_names: Any,
+    ) -> NodeLabel:
+        """Validate scikit-learn's exporter options (and dtjit's ``decimals``)."""
+        if label not in LABEL_OPTIONS:
+            raise ValueError(f"label must be one of {LABEL_OPTIONS}, got {label!r}.")
+        if decimals is not None:
+            if precision not in (None, 3):
+                raise ValueError("Give precision or decimals, not both: they are one option.")
+            digits = check_decimals(decimals)
+        elif precision is None:
+            digits = 3
+        else:
+            try:
+                digits = check_decimals(precision)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(str(exc).replace("decimals", "precision")) from None
+        mode = "symbols" if class_names is True else None if class_names is False else "names"
+        return cls(str(label), bool(node_ids), bool(impurity), bool(proportion), digits, mode)
+
+    @staticmethod
+    def names_of(class_names: Any) -> Any:
+        """Return the ``class_names`` for :func:`resolve_view` (None for True and False)."""
+        return None if class_names is True or class_names is False else class_names
+
+    def lines(self, view: TreeView, node: int) -> list[str]:
+        """Return the lines of ``node``'s label, scikit-learn's ``node_to_str`` line by line."""
+        named = self.label == "all" or (self.label == "root" and node == 0)
+        lines = []
+        if self.node_ids:
+            lines.append(f"node #{node}" if named else f"#{node}")
+        if not view.is_leaf(node):
+            split = self.split_text(view, node)
+            if self.wrap_categories and edge_condition(view, node, left=True).categories:
+                lines += wrap_line(split, self.wrap_categories)
+            else:
+                lines.append(split)
+        if self.impurity:
+            value = _rounded(view.impurity(node), self.precision)
+            lines.append(f"{view.criterion or 'impurity'} = {value}" if named else value)
+        samples = view.samples(node)
+        if self.proportion:
+            samples_text = f"{round(100.0 * samples / view.samples(0), 1)}%"
+        else:
+            samples_text = str(samples)
+        lines.append(f"samples = {samples_text}" if named else samples_text)
+        value_lines = self._value_text(view, node).split("\n ")
+        value_lines[0] = ("value = " if named else "") + value_lines[0]
+        lines += value_lines
+        if self.class_names is not None and view.is_classifier:
+            assert view.class_names is not None
+            k = view.majority(node)
+            name = view.class_names[k] if self.class_names == "names" else f"y[{k}]"
+            lines.append(f"class = {name}" if named else name)
+        return lines
+
+    def split_text(self, view: TreeView, node: int) -> str:
+        """``name <= 2.45`` with scikit-learn's rounding; subset splits as in every view."""
+        cond = edge_condition(view, node, left=True)
+        if cond.categories is not None or cond.threshold == np.inf:
+            return cond.text(self.precision)
+        text = f"{cond.name} <= {_rounded(cond.threshold, self.precision)}"
+        return text + " or missing" if cond.missing else text
+
+    def _value_text(self, view: TreeView, node: int) -> str:
+        """scikit-learn's ``value = `` text: counts, fractions or the mean, as it prints them."""
+        value = view.values(node)
+        if view.is_classifier and not self.proportion:
+            value = value * view.weighted_samples(node)
+        if not view.is_classifier or self.proportion:
+            shown = np.around(value, self.precision)
+        elif np.all(np.equal(np.mod(value, 1), 0)):
+            shown = value.astype(int)
+        else:
+            shown = np.around(value, self.precision)
+        text = str(shown.astype("S32")).replace("b'", "'")
+        text = text.replace("' '", ", ").replace("'", "")
+        if not view.is_classifier:
+            text = text.replace("[", "").replace("]", "")
+        return text
+
+
+def wrap_line(line: str, width: int) -> list[str]:
+    """Split a line longer than ``width`` at spaces; a word longer than ``width`` stays whole."""
+    if len(line) <= width:
+        return [line]
+    pieces, current = [], ""
+    for word in line.split(" "):
+        if current and len(current) + 1 + len(word) > width:
+            pieces.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    pieces.append(current)
+    return pieces
+
+
+def _rounded(number: float, precision: int) -> str:
+    """``str(round(x, precision))`` of a float64, as scikit-learn's exporters print numbers."""
+    return str(round(np.float64(number), precision))
 
 
 def format_numbers(values: np.ndarray, decimals: int) -> str:

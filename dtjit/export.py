@@ -32,13 +32,18 @@ flowchart TD
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
+import numbers
+import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from ._view import (
     Condition,
+    NodeLabel,
     TreeView,
     check_decimals,
     check_max_depth,
@@ -59,10 +64,16 @@ def export_text(
     feature_names: Sequence[Any] | None = None,
     class_names: Sequence[Any] | None = None,
     max_depth: int = 10,
+    spacing: int = 3,
     decimals: int = 2,
     show_weights: bool = False,
 ) -> str:
     """Write the tree as indented text, in the layout of :func:`sklearn.tree.export_text`.
+
+    Same signature and options as scikit-learn's function, so switching the import is enough.
+    Unlike it, a categorical (subset) split is written with its categories (``island in
+    {Biscoe, Dream}``): scikit-learn's ``export_text``, ``export_graphviz`` and ``plot_tree``
+    read only thresholds and print ``island <= nan`` for such a split.
 
     Parameters
     ----------
@@ -75,6 +86,8 @@ def export_text(
     max_depth : int, default=10
         Deepest split printed; a deeper subtree is printed as ``truncated branch of depth
         k`` (or as its leaf when it is a single leaf).
+    spacing : int, default=3
+        Width of each level's indentation (``|---`` is ``spacing=3``).
     decimals : int, default=2
         Digits after the decimal point of thresholds, weights and values.
     show_weights : bool, default=False
@@ -94,6 +107,8 @@ def export_text(
     view = resolve_view(model, feature_names, class_names)
     max_depth = check_max_depth(max_depth, allow_none=False)
     decimals = check_decimals(decimals)
+    if isinstance(spacing, bool) or not isinstance(spacing, numbers.Integral) or spacing < 1:
+        raise ValueError(f"spacing must be an int >= 1, got {spacing!r}.")
     lines: list[str] = []
     # A stack of pending lines and nodes keeps the output in preorder without recursion.
     stack: list[tuple[int, int] | str] = [(0, 0)]
@@ -103,7 +118,7 @@ def export_text(
             lines.append(item)
             continue
         node, depth = item
-        indent = ("|" + " " * 3) * depth + "|" + "-" * 3
+        indent = ("|" + " " * spacing) * depth + "|" + "-" * spacing
         if depth > max_depth and not view.is_leaf(node):
             lines.append(f"{indent} truncated branch of depth {view.subtree_depth(node)}")
         elif view.is_leaf(node):
@@ -150,7 +165,8 @@ def _leaf_conditions(view: TreeView) -> list[tuple[int, list[Condition]]]:
             continue
         for child, is_left in zip(view.children(node), (True, False), strict=True):
             cond = edge_condition(view, node, left=is_left)
-            key = (cond.feature, cond.op)
+            # Subsets of known categories merge whatever their wording; others by direction.
+            key = (cond.feature, "subset" if cond.known is not None else cond.op)
             if key in path:
                 cond = _tighter(path[key], cond)
             paths[child] = {**path, key: cond}
@@ -159,6 +175,11 @@ def _leaf_conditions(view: TreeView) -> list[tuple[int, list[Condition]]]:
 
 def _tighter(a: Condition, b: Condition) -> Condition:
     missing = a.missing and b.missing
+    allowed_a, allowed_b = a.allowed, b.allowed
+    if allowed_a is not None and allowed_b is not None and a.known is not None:
+        # Both must hold: the known categories in both, worded by the shorter side again.
+        both = [c for c in allowed_a if c in allowed_b]
+        return Condition.subset(a.feature, a.name, both, a.known, missing)
     if a.categories is not None and b.categories is not None:
         if a.op == "in":  # both must hold: the categories in both sets
             kept = tuple(c for c in a.categories if c in b.categories)
@@ -231,7 +252,10 @@ def rule_records(
     list of dict
         Keys: ``leaf`` (node id); ``conditions``, a list of ``{"feature": int, "name": str,
         "op": "<=" or ">", "threshold": float, "missing": bool}`` (all must hold;
-        ``missing`` says whether a missing value satisfies the condition); ``rule``, the
+        ``missing`` says whether a missing value satisfies the condition; at a categorical
+        feature ``op`` is ``"in"`` or ``"not in"``, ``threshold`` None, and ``categories``
+        lists the shorter side of the known categories; a category unseen in fit counts as
+        missing); ``rule``, the
         conditions as text (``"TRUE"`` for a single-leaf tree); ``prediction`` (the class
         label or the mean value); for classifiers ``class_name`` and ``confidence`` (the
         weighted fraction of the predicted class); ``support`` (training rows) and
@@ -342,65 +366,167 @@ def export_rules(
 # ------------------------------------------------------------------------------- graphviz
 def export_graphviz(
     model: Any,
+    out_file: Any = None,
     *,
-    feature_names: Sequence[Any] | None = None,
-    class_names: Sequence[Any] | None = None,
-    filled: bool = True,
     max_depth: int | None = None,
-    decimals: int = 2,
-    rounded: bool = True,
-) -> str:
-    """Write the tree in Graphviz's DOT language.
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | bool | None = None,
+    label: str = "all",
+    filled: bool = False,
+    leaves_parallel: bool = False,
+    impurity: bool = True,
+    node_ids: bool = False,
+    proportion: bool = False,
+    rotate: bool = False,
+    rounded: bool = False,
+    special_characters: bool = False,
+    precision: int | None = 3,
+    fontname: str = "helvetica",
+    decimals: int | None = None,
+) -> str | None:
+    """Write the tree in Graphviz's DOT language, as :func:`sklearn.tree.export_graphviz` does.
 
-    Each node shows its split (the condition of its left, "yes" edge), impurity, samples,
-    class fractions and prediction. Render with ``dot -Tsvg tree.dot > tree.svg``, or
-    with the ``graphviz`` Python package.
+    Same signature, options and output as scikit-learn's function, so switching the import is
+    enough; unlike it, a categorical (subset) split is written with its categories
+    (``island in {Biscoe, Dream}``), where scikit-learn's prints ``island <= nan``. Render with
+    ``dot -Tsvg tree.dot > tree.svg``, or with the ``graphviz`` Python package.
 
     Parameters
     ----------
     model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
         The tree.
-    feature_names, class_names : sequence of str, default=None
-        Display names (see the module docstring).
-    filled : bool, default=True
-        Fill nodes with their majority class's colour, lighter when the node is less pure
-        (a fixed palette), or for regression a shade that deepens with the node's mean.
+    out_file : str, file object or None, default=None
+        Where to write the DOT source (a path is written in UTF-8); None returns it.
     max_depth : int, default=None
-        Deepest level drawn; each deeper subtree is drawn as one grey ``(...)`` node.
-    decimals : int, default=2
-        Digits after the decimal point.
-    rounded : bool, default=True
+        Deepest level drawn; each deeper subtree is drawn as one ``(...)`` node.
+    feature_names : sequence of str, default=None
+        Feature names; defaults to ``feature_names_in_``, else ``x0, x1, ...``.
+    class_names : sequence of str, bool or None, default=None
+        Names of the classes in each node's ``class = `` line; None uses ``classes_``, True
+        writes ``y[k]``, False leaves the line out.
+    label : {"all", "root", "none"}, default="all"
+        Where the ``gini = `` / ``samples = `` ... prefixes are written.
+    filled : bool, default=False
+        Fill nodes with their majority class's colour, lighter when the node is less pure,
+        or for regression a shade that deepens with the node's mean.
+    leaves_parallel : bool, default=False
+        Draw all leaves at the bottom.
+    impurity : bool, default=True
+        Show each node's impurity.
+    node_ids : bool, default=False
+        Show each node's id (``node #k``; ``k`` is dtjit's breadth-first id).
+    proportion : bool, default=False
+        Show samples as a percentage of the root's and class values as fractions.
+    rotate : bool, default=False
+        Draw the tree left to right.
+    rounded : bool, default=False
         Rounded node corners.
+    special_characters : bool, default=False
+        Write HTML-like labels (``&le;``, subscripts) instead of plain ones.
+    precision : int, default=3
+        Digits the numbers are rounded to (thresholds, impurity, values).
+    fontname : str, default="helvetica"
+        Font of the nodes and edges.
+    decimals : int, default=None
+        The same as ``precision`` (dtjit's name in its other exports); give one or the other.
 
     Returns
     -------
-    str
-        DOT source of a ``digraph`` named ``Tree``; node ``k`` is tree node ``k``.
+    str or None
+        The DOT source of a ``digraph`` named ``Tree`` (node ``k`` is tree node ``k``) when
+        ``out_file`` is None; else None.
+
+    Notes
+    -----
+    With the same ``feature_names`` and ``class_names`` the source equals scikit-learn's for a
+    tree with numeric splits, but for three things: the node ids are dtjit's (breadth-first,
+    scikit-learn's are depth-first); ``filled`` uses dtjit's palette (the colours of
+    :func:`dtjit.plot_tree` and the Jupyter display); and names are escaped fully for DOT
+    (backslashes and line breaks too; ``&``, ``<`` and ``>`` in HTML-like labels), where
+    scikit-learn escapes only quotes. Without ``class_names`` dtjit writes the class line
+    with ``classes_``, scikit-learn leaves it out. A split that learned where missing values
+    go says ``or missing``.
     """
-    view = resolve_view(model, feature_names, class_names)
+    labels = NodeLabel.from_options(
+        label=label,
+        node_ids=node_ids,
+        impurity=impurity,
+        proportion=proportion,
+        precision=precision,
+        decimals=decimals,
+        class_names=class_names,
+    )
+    view = resolve_view(model, feature_names, NodeLabel.names_of(class_names))
     max_depth = check_max_depth(max_depth, allow_none=True)
-    decimals = check_decimals(decimals)
-    style = ", ".join(s for s, on in (("filled", filled), ("rounded", rounded)) if on)
-    out = [
-        "digraph Tree {",
-        f'node [shape=box, style="{style}", color="black", fontname="helvetica"] ;'
-        if style
-        else 'node [shape=box, color="black", fontname="helvetica"] ;',
-        'edge [fontname="helvetica"] ;',
-    ]
+    if special_characters:
+        opening, closing, line_break = "<", ">", "<br/>"
+
+        def escape(text: str) -> str:
+            text = html.escape(text, quote=False).replace("&lt;=", "&le;")
+            return re.sub(r"\b([xy])\[(\d+)\]", r"\1<SUB>\2</SUB>", text)
+
+        def node_id(line: str) -> str:
+            return line.replace("#", "&#35;")
+    else:
+        opening, closing, line_break = '"', '"', "\\n"
+        escape = _dot_escape
+
+        def node_id(line: str) -> str:
+            return line
+
+    style = [s for s, on in (("filled", filled), ("rounded", rounded)) if on]
+    out = ["digraph Tree {\n", "node [shape=box"]
+    if style:
+        out.append(f', style="{", ".join(style)}", color="black"')
+    out.append(f', fontname="{fontname}"] ;\n')
+    if leaves_parallel:
+        out.append("graph [ranksep=equally, splines=polyline] ;\n")
+    out.append(f'edge [fontname="{fontname}"] ;\n')
+    if rotate:
+        out.append("rankdir=LR ;\n")
+    ranks: dict[str, list[str]] = {"leaves": []}
+    angle = 45 if not rotate else -45
     for node, depth in view.preorder(max_depth):
+        parent = int(view.parent[node]) if depth > 0 else None
         if max_depth is not None and depth > max_depth:
-            attrs = {"label": "(...)", "fillcolor": "#c0c0c0"} if filled else {"label": "(...)"}
-        else:
-            attrs = {"label": "\n".join(view.node_lines(node, decimals))}
-            if filled:
-                attrs["fillcolor"] = view.color(node)
-        out.append(f"{node} [{_dot_attributes(attrs)}] ;")
-        if depth > 0:
-            parent = int(view.parent[node])
-            out.append(f'{parent} -> {node} [label="{_edge_word(view, parent, node)}"] ;')
+            ranks["leaves"].append(str(node))
+            out.append(f'{node} [label="(...)"' + (', fillcolor="#C0C0C0"' if filled else ""))
+            out.append("] ;\n")
+            out.append(f"{parent} -> {node} ;\n")
+            continue
+        ranks.setdefault("leaves" if view.is_leaf(node) else str(depth), []).append(str(node))
+        lines = [escape(line) for line in labels.lines(view, node)]
+        if labels.node_ids:
+            lines[0] = node_id(lines[0])
+        out.append(f"{node} [label={opening}{line_break.join(lines)}{closing}")
+        if filled:
+            out.append(f', fillcolor="{view.color(node)}"')
+        out.append("] ;\n")
+        if parent is not None:
+            out.append(f"{parent} -> {node}")
+            if parent == 0:
+                if view.children(0)[0] == node:
+                    out.append(f' [labeldistance=2.5, labelangle={angle}, headlabel="True"]')
+                else:
+                    out.append(f' [labeldistance=2.5, labelangle={-angle}, headlabel="False"]')
+            out.append(" ;\n")
+    if leaves_parallel:
+        for rank in sorted(ranks):
+            out.append("{rank=same ; " + "; ".join(ranks[rank]) + "} ;\n")
     out.append("}")
-    return "\n".join(out) + "\n"
+    dot = "".join(out)
+    if out_file is None:
+        return dot
+    if isinstance(out_file, (str, os.PathLike)):
+        with open(out_file, "w", encoding="utf-8") as handle:
+            handle.write(dot)
+    elif hasattr(out_file, "write"):
+        out_file.write(dot)
+    else:
+        raise TypeError(
+            f"out_file must be None, a path or a file object, got {type(out_file).__name__}."
+        )
+    return None
 
 
 def _edge_word(view: TreeView, parent: int, child: int) -> str:
@@ -524,9 +650,10 @@ def to_dict(
         ``impurity``, ``value`` (class fractions, or ``[mean]``) and ``prediction``; a split
         node also has ``feature`` (column index), ``feature_name``, ``threshold`` (a sample
         goes to the first child iff ``x[feature] <= threshold``; None at a categorical split,
-        which has ``categories_left`` and ``categories_op`` instead: a sample goes to the
-        first child iff its category is ``"in"`` (or ``"not in"``) that list),
-        ``missing_go_to_left``
+        which has ``categories_left`` and ``categories_op`` instead: a sample with a known
+        category goes to the first child iff it is ``"in"`` (or ``"not in"``) that list, the
+        shorter side; a missing value or a category unseen in fit follows
+        ``missing_go_to_left``), ``missing_go_to_left``
         and ``children`` (``[left, right]``); a leaf has ``children == []``.
     """
     view = resolve_view(model, feature_names, class_names)

@@ -7,13 +7,14 @@ the Axes (or Figure) it is given, or on a new one, and returns it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ._layout import tree_layout
-from ._view import check_decimals, check_max_depth, resolve_view
+from ._view import NodeLabel, check_max_depth, resolve_view
 
 # Room between two boxes of one level, and between levels, as a fraction of what is free.
 _GAP = 0.08
@@ -24,6 +25,7 @@ _MAX_FIT_ROUNDS = 6
 # or on a larger Axes.
 _MIN_FONTSIZE = 1.5
 _CUT_COLOR = "#d9d9d9"
+_WRAP_CATEGORIES = 40
 
 
 def _pyplot() -> Any:
@@ -39,50 +41,91 @@ def _pyplot() -> Any:
 def plot_tree(
     model: Any,
     *,
-    feature_names: Sequence[Any] | None = None,
-    class_names: Sequence[Any] | None = None,
     max_depth: int | None = None,
+    feature_names: Sequence[Any] | None = None,
+    class_names: Sequence[Any] | bool | None = None,
+    label: str = "all",
+    filled: bool = False,
+    impurity: bool = True,
+    node_ids: bool = False,
+    proportion: bool = False,
+    rounded: bool = False,
+    precision: int | None = 3,
     ax: Any = None,
     fontsize: float | None = None,
-    filled: bool = True,
-    decimals: int = 2,
+    decimals: int | None = None,
 ) -> Any:
     """Draw the tree: one box per node, leaves evenly spaced, parents centred above.
 
-    Each split box shows its condition (the left child's side), impurity, samples and the
-    prediction; a leaf box the same without a condition. Boxes of one level never overlap:
-    leaves get equal slots, every node sits within the slots of its own leaves, and unless
-    ``fontsize`` is given the text is shrunk until every box fits its slot.
+    Same signature, options and box text as :func:`sklearn.tree.plot_tree`, so switching the
+    import is enough; unlike it, a categorical (subset) split shows its categories
+    (``island in {Biscoe, Dream}``), where scikit-learn's shows ``island <= nan``. Boxes of one
+    level never overlap: leaves get equal slots, every node sits within the slots of its own
+    leaves, and unless ``fontsize`` is given the text is shrunk until every box fits its slot.
 
     Parameters
     ----------
     model : fitted DecisionTreeClassifier, DecisionTreeRegressor or Tree
         The tree.
-    feature_names, class_names : sequence of str, default=None
-        Display names; default to ``feature_names_in_`` (else ``x0, x1, ...``) and
-        ``classes_``.
     max_depth : int, default=None
-        Deepest level drawn; each deeper subtree is drawn as one ``...`` box.
+        Deepest level drawn; each deeper subtree is drawn as one ``(...)`` box.
+    feature_names : sequence of str, default=None
+        Feature names; default to ``feature_names_in_``, else ``x0, x1, ...``.
+    class_names : sequence of str, bool or None, default=None
+        Names in each box's ``class = `` line; None uses ``classes_``, True writes ``y[k]``,
+        False leaves the line out.
+    label : {"all", "root", "none"}, default="all"
+        Where the ``gini = `` / ``samples = `` ... prefixes are written.
+    filled : bool, default=False
+        Colour boxes by majority class (lighter when less pure) or by value (regression),
+        as :func:`dtjit.export_graphviz` does.
+    impurity : bool, default=True
+        Show each node's impurity.
+    node_ids : bool, default=False
+        Show each node's id (dtjit's breadth-first id).
+    proportion : bool, default=False
+        Show samples as a percentage of the root's and class values as fractions.
+    rounded : bool, default=False
+        Rounded box corners.
+    precision : int, default=3
+        Digits the numbers are rounded to.
     ax : matplotlib Axes, default=None
         Where to draw; a new figure sized to the tree when None.
     fontsize : float, default=None
         Text size in points; by default the largest size (up to 10, at least 1.5) at which
-        no boxes overlap. That holds for trees up to about 400 nodes in the default figure.
-    filled : bool, default=True
-        Colour boxes by majority class (lighter when less pure) or by value (regression),
-        as :func:`dtjit.export_graphviz` does.
-    decimals : int, default=2
-        Digits after the decimal point.
+        no boxes overlap. In the default figure that holds for binary trees up to about 300
+        nodes; with many classes the ``value = [...]`` lines are longer and fewer boxes fit
+        (a 300-node seven-class tree overlaps): pass ``max_depth`` or a larger ``ax``.
+    decimals : int, default=None
+        The same as ``precision`` (dtjit's name in its other exports); give one or the other.
 
     Returns
     -------
     matplotlib.axes.Axes
         The Axes drawn on; ``ax.texts`` holds one box per drawn node, in depth-first order.
+
+    Notes
+    -----
+    Where scikit-learn's function differs: it returns the list of box annotations and, with
+    ``ax=None``, draws on the current Axes (cleared) with boxes that may overlap; this one
+    returns the Axes and, with ``ax=None``, opens a figure sized to the tree. Without
+    ``class_names`` dtjit writes the class line with ``classes_``, scikit-learn leaves it
+    out. Colours are dtjit's palette.
     """
     plt = _pyplot()
-    view = resolve_view(model, feature_names, class_names)
+    labels = NodeLabel.from_options(
+        label=label,
+        node_ids=node_ids,
+        impurity=impurity,
+        proportion=proportion,
+        precision=precision,
+        decimals=decimals,
+        class_names=class_names,
+    )
+    # A long category list wraps: on one line it would shrink the font of the whole drawing.
+    labels = dataclasses.replace(labels, wrap_categories=_WRAP_CATEGORIES)
+    view = resolve_view(model, feature_names, NodeLabel.names_of(class_names))
     max_depth = check_max_depth(max_depth, allow_none=True)
-    decimals = check_decimals(decimals)
     layout = tree_layout(view, max_depth)
     if ax is None:
         width = float(np.clip(1.6 * layout.n_slots, 4.0, 40.0))
@@ -96,21 +139,20 @@ def plot_tree(
     boxes = {}
     for node in layout.nodes:
         if node in layout.cut:
-            label, color = "...", _CUT_COLOR
+            text, color = "(...)", _CUT_COLOR
         else:
-            # No class fractions: the colour shows them.
-            label = "\n".join(view.node_lines(node, decimals, fractions=False))
-            color = view.color(node)
+            text = "\n".join(labels.lines(view, node))
+            color = view.color(node) if filled else "white"
         boxes[node] = ax.text(
             layout.x[node],
             -layout.depth[node],
-            label,
+            text,
             ha="center",
             va="center",
             fontsize=fontsize if fontsize is not None else 10.0,
             bbox={
-                "boxstyle": "round,pad=0.3",
-                "facecolor": color if filled else "white",
+                "boxstyle": "round,pad=0.3" if rounded else "square,pad=0.3",
+                "facecolor": color,
                 "edgecolor": "0.3",
             },
             zorder=3,
@@ -122,7 +164,7 @@ def plot_tree(
         ax.plot([px, cx], [py, cy], color="0.4", linewidth=0.8, zorder=1)
         if parent == 0:
             ax.annotate(
-                "yes" if is_left else "no",
+                "True" if is_left else "False",
                 xy=((px + cx) / 2, (py + cy) / 2),
                 ha="right" if is_left else "left",
                 va="bottom",
@@ -217,7 +259,8 @@ def plot_importances(
     order = np.argsort(-importances, kind="stable")[:top]
     order = order[importances[order] > 0]
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.0, 1.0 + 0.3 * max(len(order), 1)))
+        # Constrained layout leaves room for the feature names, also in savefig.
+        _, ax = plt.subplots(figsize=(6.0, 1.0 + 0.3 * max(len(order), 1)), layout="constrained")
     positions = np.arange(len(order))
     ax.barh(positions, importances[order], color="#4e79a7")
     ax.set_yticks(positions, [view.feature_names[f] for f in order])
@@ -299,17 +342,12 @@ def plot_split_scan(scan: Any, *, feature_name: str | None = None, fig: Any = No
 
     gain_ax.plot(t, scan.gain, color="#59a14f")
     gain_ax.plot([scan.best_threshold], [scan.best_gain], "o", color="#e15759")
-    gain_ax.annotate(
-        f"best t = {scan.best_threshold:.4g}\ngain = {scan.best_gain:.4f}",
-        xy=(scan.best_threshold, scan.best_gain),
-        xytext=(8, -8),
-        textcoords="offset points",
-        va="top",
-        fontsize="small",
-    )
     gain_ax.set_ylabel(f"information gain ({unit})")
     gain_ax.set_xlabel(f"threshold t on {name}")
-    gain_ax.set_title("information gain")
+    # The best split in the title: a note beside the marker would sit on the curve's peak.
+    gain_ax.set_title(
+        f"information gain: best t = {scan.best_threshold:.4g}, gain = {scan.best_gain:.4f}"
+    )
     for ax in axes:
         ax.axvline(scan.best_threshold, color="#e15759", linestyle="--", linewidth=0.8)
     return fig
@@ -395,5 +433,20 @@ def plot_pruning_path(path_or_selection: Any, *, ax: Any = None) -> Any:
         ax.legend(handles + twin_handles, labels + twin_labels, fontsize="small")
     if scale is not None:
         ax.set_xscale("symlog", **scale)
+        _alpha_ticks(ax, scale["linthresh"], float(alphas.max()))
     ax.set_xlabel("effective alpha")
     return ax
+
+
+def _alpha_ticks(ax: Any, linthresh: float, largest: float) -> None:
+    """Ticks at 0 and at the powers of ten at least half a decade's width away from 0.
+
+    On the symlog axis ``[0, linthresh]`` is linear and one decade wide, so a power of ten
+    below ``linthresh`` sits at ``10**k / linthresh`` of that width: matplotlib's default
+    ticks put one right next to 0 and their labels overlap.
+    """
+    from matplotlib.ticker import FixedLocator
+
+    first = int(np.ceil(np.log10(0.5 * linthresh)))
+    last = int(np.ceil(np.log10(max(largest, linthresh))))
+    ax.xaxis.set_major_locator(FixedLocator([0.0, *(10.0**k for k in range(first, last + 1))]))

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from _assertions import assert_trees_identical
 from _categorical_reference import brute_force_subsets, proxy, route_row
 from conftest import read_adult
 from hypothesis import example, given, settings
@@ -206,7 +207,8 @@ def test_spam_sender_domain_root_split(shared_data):
     org = proxy("entropy", stats[[2]].sum(axis=0), stats.sum(axis=0), 2.0, 6.0)
     assert com == pytest.approx(org)
     text = export_text(clf)
-    assert "sender_domain in {Com}" in text and "sender_domain in {Edu, Org}" in text
+    # The shorter side on both edges: {Com} against {Edu, Org} and missing values.
+    assert "sender_domain in {Com}" in text and "sender_domain not in {Com} or missing" in text
 
 
 # -------------------------------------------------------------------------------- real data
@@ -407,7 +409,7 @@ def test_predict_refuses_codes_that_float32_would_round(code):
         ({"categorical_features": [5]}, "out of range"),
         ({"categorical_features": [True]}, "boolean mask"),
         ({"categorical_features": [0], "splitter": "random"}, "splitter='random'"),
-        ({"categorical_features": "from_dtype"}, "DataFrame"),
+        ({"categorical_features": "bad"}, "'from_dtype'"),
     ],
 )
 def test_bad_categorical_features_raise(kwargs, match):
@@ -556,3 +558,63 @@ def test_cli_fit_categorical(shared_data, tmp_path, capsys):
     assert "sender_domain in {" in export_text(loaded)
     assert main(["fit", data, "--target", "spam", "-o", str(model)]) != 0
     assert "--categorical sender_domain,contains_free" in capsys.readouterr().err
+
+
+def _penguin_like_frame(n=240, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    island = rng.choice(["Torgersen", "Biscoe", "Dream"], n)
+    frame = pd.DataFrame(
+        {"island": pd.Categorical(island), "bill": rng.normal(40.0, 5.0, n).round(1)}
+    )
+    y = ((island == "Dream") ^ (frame["bill"].to_numpy() > 45.0)).astype(int)
+    return frame, y
+
+
+def test_category_columns_are_categorical_by_default():
+    """As in LightGBM: a DataFrame's 'category' columns split by subsets; numbers stay numbers."""
+    frame, y = _penguin_like_frame()
+    clf = DecisionTreeClassifier(max_depth=3).fit(frame, y)
+    explicit = DecisionTreeClassifier(max_depth=3, categorical_features=["island"]).fit(frame, y)
+    assert clf.categorical_features == "from_dtype"
+    assert clf.categorical_features_.tolist() == [0]
+    assert clf.categories_from_values_ == [True]
+    assert_trees_identical(clf.tree_, explicit.tree_)
+    assert clf.score(frame, y) == 1.0
+    # An array has no dtype per column: the default leaves every column numeric.
+    codes = np.c_[frame["island"].cat.codes.to_numpy(float), frame["bill"].to_numpy()]
+    assert DecisionTreeClassifier(max_depth=3).fit(codes, y).categorical_features_.size == 0
+
+
+def test_string_column_left_numeric_names_the_option():
+    frame, y = _penguin_like_frame()
+    frame["island"] = frame["island"].astype(str)
+    with pytest.raises(ValueError, match=r"'island'.*'Torgersen'|'island'.*categorical_features"):
+        DecisionTreeClassifier().fit(frame, y)
+    frame["year"] = np.arange(len(y)) % 3
+    with pytest.raises(ValueError, match=r"'island'.*categorical_features=\['island'\]"):
+        DecisionTreeClassifier(categorical_features=["year"]).fit(frame, y)
+
+
+def test_default_category_columns_with_random_splitter_say_why():
+    frame, y = _penguin_like_frame()
+    with pytest.raises(ValueError, match=r"\['island'\] are categorical by default.*'random'"):
+        DecisionTreeClassifier(splitter="random").fit(frame, y)
+    # Without category columns the default asks nothing of the random splitter.
+    DecisionTreeClassifier(splitter="random", max_depth=2).fit(frame[["bill"]], y)
+
+
+@pytest.mark.parametrize("columns", [["bill"], ["island"], ["bill", "island"]])
+def test_categorical_model_missing_or_reordered_column_error_as_numeric(columns):
+    """The message a numeric model gives (scikit-learn's), not an IndexError."""
+    frame, y = _penguin_like_frame()
+    categorical = DecisionTreeClassifier(max_depth=2).fit(frame, y)
+    numeric = DecisionTreeClassifier(max_depth=2).fit(
+        frame.assign(island=frame["island"].cat.codes.astype(float)), y
+    )
+    errors = []
+    for model in (categorical, numeric):
+        with pytest.raises(ValueError, match="feature names should match") as info:
+            model.predict(frame[columns])
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]

@@ -99,3 +99,62 @@ def test_regression_tree_and_awkward_names_are_escaped(diabetes_data):
     assert any(t.startswith("value = ") for t in texts)
     fills = {r.get("fill") for r in svg.iter(f"{SVG}rect")}
     assert len(fills) > 2  # shaded by value
+
+
+def _joined_texts(svg):
+    """The text of each box (its lines joined by spaces), in drawing order."""
+    boxes = []
+    for group in svg.iter(f"{SVG}g"):
+        lines = ["".join(t.itertext()) for t in group.iter(f"{SVG}text")]
+        boxes.append(" ".join(lines))
+    return boxes
+
+
+@pytest.mark.parametrize("max_depth", [3, 6])
+def test_labels_are_whole_and_the_drawing_fits_the_cell(max_depth):
+    """Full split labels (long names, thresholds), boxes apart, and an <svg> that scales to the
+    cell's width between MIN_SCALE and its natural size (wider trees scroll)."""
+    from sklearn.datasets import load_breast_cancer
+
+    from dtjit._display import MIN_SCALE
+    from dtjit._view import edge_condition, resolve_view
+
+    data = load_breast_cancer(as_frame=True)
+    est = dtjit.DecisionTreeClassifier(max_depth=max_depth, random_state=0)
+    est.fit(data.data, data.target)
+    html = est._repr_html_()
+    svg = svg_of(html)
+    boxes = _joined_texts(svg)
+    view = resolve_view(est)
+    drawn_depth = re.search(r"drawn to depth (\d+)", html)
+    deepest = int(drawn_depth[1]) if drawn_depth else max_depth
+    splits = [n for n in range(view.node_count) if not view.is_leaf(n) and view.depth[n] <= deepest]
+    for node in splits:
+        label = edge_condition(view, node, left=True).text(2)
+        assert any(box.startswith(label) for box in boxes), label
+    assert any(len(box.split(" samples")[0]) > 24 for box in boxes)  # once cut at 24
+    rects = rectangles(svg)
+    assert_no_overlap(rects)
+    x0, _, width, _ = rects.T
+    natural = float(svg.get("viewBox").split()[2])
+    assert x0.min() >= 0 and (x0 + width).max() <= natural + 0.5
+    style = dict(item.split(":") for item in svg.get("style").split(";"))
+    assert style["width"] == "100%" and style["height"] == "auto"
+    assert style["max-width"] == f"{natural:.0f}px"
+    assert style["min-width"] == f"{MIN_SCALE * natural:.0f}px"
+    assert 'style="overflow-x:auto"' in html  # the cell scrolls below MIN_SCALE
+
+
+def test_long_category_lists_wrap_instead_of_being_cut():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    countries = [f"Country-{k:02d}" for k in range(20)]
+    country = rng.choice(countries, 2000)
+    X = pd.DataFrame({"native_country": pd.Categorical(country, categories=countries)})
+    est = dtjit.DecisionTreeClassifier(max_depth=1).fit(X, np.isin(country, countries[:9]))
+    svg = svg_of(est._repr_html_())
+    root = _joined_texts(svg)[0]
+    shown = re.search(r"\{(.*)\}", root)[1].split(", ")
+    assert len(shown) == 9 and set(shown) <= set(countries)  # the shorter side, all of it
+    lines = ["".join(t.itertext()) for t in next(svg.iter(f"{SVG}g")).iter(f"{SVG}text")]
+    assert len(lines) > 3 and max(map(len, lines)) <= 40

@@ -12,6 +12,7 @@ records' conditions directly and checks the other exports against the tree's arr
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import json.scanner
 import re
@@ -533,16 +534,17 @@ def test_graphviz_parses_with_one_node_per_tree_node(breast_cancer, max_depth, f
         expected = int(np.count_nonzero(tree.node_depth <= max_depth + 1))
     assert len(nodes) == expected
     assert len(edges) == expected - 1
-    left = {(int(tree.left[p]), p) for p in range(tree.node_count) if tree.left[p] != -1}
     for e in edges:
         parent, child = int(e.get_source()), int(e.get_destination())
         assert tree.left[parent] == child or tree.right[parent] == child
-        assert e.get_label().strip('"') == ("yes" if (child, parent) in left else "no")
+        # scikit-learn's layout: True / False head labels on the root's two edges only.
+        head = e.get_attributes().get("headlabel")
+        assert head == (None if parent else '"True"' if tree.left[0] == child else '"False"')
     labels = {int(n.get_name()): n.get_label() for n in nodes}
     cut = {k for k, v in labels.items() if v == '"(...)"'}
     assert cut == set(np.flatnonzero(tree.node_depth == (max_depth or 10**9) + 1))
     root = labels[0].strip('"').split("\\n")
-    assert root[0] == f"{names[tree.feature[0]]} <= {tree.threshold[0]:.2f}"
+    assert root[0] == f"{names[tree.feature[0]]} <= {round(tree.threshold[0], 3)}"
     assert root[2] == f"samples = {len(y)}"
     fills = [n.get_attributes().get("fillcolor") for n in nodes]
     assert all(fills) if filled else not any(fills)
@@ -558,7 +560,8 @@ def test_graphviz_escapes_names_and_colours_regression():
     X, y = load_diabetes(return_X_y=True)
     est = dtjit.DecisionTreeRegressor(max_depth=3).fit(X, y)
     names = [f'f"{j}\\' for j in range(X.shape[1])]  # quotes and backslashes
-    _, nodes, edges = _dot_nodes_and_edges(dtjit.export_graphviz(est, feature_names=names))
+    dot = dtjit.export_graphviz(est, feature_names=names, filled=True)
+    _, nodes, edges = _dot_nodes_and_edges(dot)
     assert len(nodes) == est.tree_.node_count and len(edges) == est.tree_.node_count - 1
     means = est.tree_.value[:, 0, 0]
     fill = {int(n.get_name()): n.get_attributes()["fillcolor"].strip('"') for n in nodes}
@@ -881,6 +884,9 @@ def test_every_export_checks_its_input(export):
     ],
 )
 def test_bad_depth_and_decimals(export, name, bad, error):
+    if export is dtjit.export_graphviz and name == "decimals" and bad is None:
+        bad, name = -1, "precision"  # decimals=None is graphviz's "use precision"
+        error = ValueError
     X, y = load_iris(return_X_y=True)
     est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, y)
     with pytest.raises(error, match=name):
@@ -895,3 +901,156 @@ def test_export_text_needs_a_depth_limit():
     for export in (dtjit.export_rules, dtjit.rule_records):
         with pytest.raises(ValueError, match="decimals"):
             export(est, decimals=-2)
+
+
+def test_long_category_conditions_write_the_shorter_side():
+    """Of a subset split's known categories the shorter side is written (``not in {A, B}``
+    rather than ten names), conditions on one feature merge along a path, and the records
+    still partition every row, NaN and unseen categories included (they satisfy a condition
+    only when it says "or missing")."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    countries = [f"C{k:02d}" for k in range(12)]
+    country = rng.choice(np.array(countries, dtype=object), 3000)
+    country[:100] = None
+    # Three groups, so one path tests the country twice: {C00, C01}, {C02, C03, C04}, rest.
+    group = np.select([np.isin(country, ["C00", "C01"]), np.isin(country, ["C02", "C03", "C04"])],
+                      [0, 1], 2)  # fmt: skip
+    X = pd.DataFrame({"country": pd.Categorical(country, categories=countries),
+                      "noise": rng.normal(size=3000)})  # fmt: skip
+    est = dtjit.DecisionTreeClassifier(max_depth=3, min_samples_leaf=50).fit(X, group)
+    records = dtjit.rule_records(est)
+    conditions = [c for r in records for c in r["conditions"] if c["name"] == "country"]
+    assert any(c["op"] == "not in" for c in conditions)
+    assert all(len(c["categories"]) <= len(countries) // 2 for c in conditions)
+    assert all(sum(c["name"] == "country" for c in r["conditions"]) <= 1 for r in records)
+    assert "country not in {C00, C01} or missing" in dtjit.export_text(est)
+    assert "IF country in {C02, C03, C04} THEN" in "\n".join(dtjit.export_rules(est))
+
+    probe = pd.DataFrame({"country": [*countries, None, "unseen"], "noise": 0.0})
+    probe = pd.concat([probe, X.iloc[:500]], ignore_index=True)
+    values = probe["country"].astype(object).to_numpy()
+    missing = ~np.isin(values, countries)
+    masks = np.ones((len(records), len(probe)), dtype=bool)
+    for k, record in enumerate(records):
+        for c in record["conditions"]:
+            if c["name"] == "noise":
+                column = probe["noise"].to_numpy(dtype=np.float32).astype(np.float64)
+                masks[k] &= column <= c["threshold"] if c["op"] == "<=" else column > c["threshold"]
+                continue
+            listed = np.isin(values, c["categories"])
+            holds = listed if c["op"] == "in" else ~listed
+            masks[k] &= np.where(missing, c["missing"], holds)
+    np.testing.assert_array_equal(masks.sum(axis=0), 1)
+    leaves = np.array([r["leaf"] for r in records])[masks.argmax(axis=0)]
+    np.testing.assert_array_equal(leaves, est.apply(probe))
+
+
+# -- scikit-learn's exporter options ---------------------------------------------------------
+_FILL = re.compile(r', fillcolor="#[0-9a-fA-F]{6}"')
+GRAPHVIZ_OPTIONS = [
+    {},
+    {"filled": True},
+    {"filled": True, "rounded": True},
+    {"label": "root"},
+    {"label": "none", "node_ids": True},
+    {"node_ids": True},
+    {"proportion": True},
+    {"impurity": False},
+    {"precision": 1},
+    {"precision": 6},
+    {"max_depth": 0},
+    {"max_depth": 2, "filled": True},
+    {"leaves_parallel": True},
+    {"rotate": True},
+    {"special_characters": True},
+    {"special_characters": True, "node_ids": True, "label": "root"},
+    {"fontname": "arial"},
+]
+
+
+@pytest.fixture(scope="module")
+def numeric_models(breast_cancer):
+    X, y, names = breast_cancer
+    clf = dtjit.DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    weighted = dtjit.DecisionTreeClassifier(max_depth=3).fit(
+        X, y, sample_weight=np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    )
+    X_reg, y_reg = load_diabetes(return_X_y=True)
+    reg = dtjit.DecisionTreeRegressor(max_depth=3).fit(X_reg, y_reg)
+    reg_names = [f"s{j}" for j in range(X_reg.shape[1])]
+    return [
+        (clf, {"feature_names": names, "class_names": ["malignant", "benign"]}),
+        (clf, {"feature_names": names, "class_names": True}),
+        (weighted, {"feature_names": names, "class_names": ["m", "b"]}),
+        (reg, {"feature_names": reg_names}),
+    ]
+
+
+@pytest.mark.parametrize("options", GRAPHVIZ_OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_export_graphviz_equals_scikit_learn(numeric_models, options):
+    """On numeric splits scikit-learn's DOT, byte for byte, but for the fill colours."""
+    from sklearn.tree import export_graphviz as sklearn_export_graphviz
+
+    for model, names in numeric_models:
+        ours = dtjit.export_graphviz(model, **names, **options)
+        theirs = sklearn_export_graphviz(model, **names, **options)
+        assert _FILL.sub("", ours) == _FILL.sub("", theirs)
+        assert len(_FILL.findall(ours)) == len(_FILL.findall(theirs))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"spacing": 1}, {"spacing": 6, "show_weights": True}, {"max_depth": 1, "decimals": 5}],
+)
+def test_export_text_options_equal_scikit_learn(numeric_models, options):
+    for model, names in numeric_models:
+        if names.get("class_names") is True:
+            continue  # export_text takes names only
+        assert dtjit.export_text(model, **names, **options) == sklearn_export_text(
+            model, **names, **options
+        )
+    with pytest.raises(ValueError, match="spacing"):
+        dtjit.export_text(numeric_models[0][0], spacing=0)
+
+
+def test_export_graphviz_out_file_decimals_and_class_line(numeric_models, tmp_path):
+    model, names = numeric_models[0]
+    expected = dtjit.export_graphviz(model, **names)
+    path = tmp_path / "tree.dot"
+    assert dtjit.export_graphviz(model, str(path), **names) is None
+    assert path.read_text(encoding="utf-8") == expected
+    buffer = io.StringIO()
+    assert dtjit.export_graphviz(model, out_file=buffer, **names) is None
+    assert buffer.getvalue() == expected
+    assert dtjit.export_graphviz(model, decimals=2, **names) == dtjit.export_graphviz(
+        model, precision=2, **names
+    )
+    with pytest.raises(ValueError, match="precision or decimals"):
+        dtjit.export_graphviz(model, precision=2, decimals=2)
+    with pytest.raises(ValueError, match="label must be one of"):
+        dtjit.export_graphviz(model, label="some")
+    with pytest.raises(TypeError, match="out_file"):
+        dtjit.export_graphviz(model, out_file=3)
+    # dtjit's one default of its own: the class line names classes_ unless told otherwise.
+    assert "class = 1" in dtjit.export_graphviz(model)
+    assert "class = " not in dtjit.export_graphviz(model, class_names=False)
+
+
+def test_subset_splits_show_their_categories_where_scikit_learn_prints_nan():
+    from sklearn.tree import export_graphviz as sklearn_export_graphviz
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    island = rng.choice(["Biscoe", "Dream", "Torgersen"], 300)
+    X = pd.DataFrame({"island": pd.Categorical(island), "bill": rng.normal(size=300)})
+    est = dtjit.DecisionTreeClassifier(max_depth=2).fit(X, island == "Dream")
+    assert "island <= nan" in sklearn_export_text(est, feature_names=["island", "bill"])
+    assert "island <= nan" in sklearn_export_graphviz(est, feature_names=["island", "bill"])
+    for text in (
+        dtjit.export_text(est),
+        dtjit.export_graphviz(est),
+        dtjit.export_graphviz(est, special_characters=True),
+    ):
+        assert "nan" not in text
+        assert re.search(r"island (not )?in \{Dream\}", text), text

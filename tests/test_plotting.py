@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 from types import SimpleNamespace
 
@@ -62,10 +63,14 @@ def count_overlaps(extents):
 
 @pytest.fixture(scope="module")
 def covtype_tree(covtype_table):
-    """A tree of about 300 nodes on 20,000 covtype rows (seven classes, depth > 10)."""
+    """A tree of about 300 nodes on 20,000 covtype rows (class 2 or not, depth > 10).
+
+    Binary: with seven classes each box's ``value = [...]`` line (scikit-learn's box text)
+    is too long for 300 boxes to fit the default figure at the smallest font.
+    """
     X, y, names = covtype_table
     rows = sample_rows(len(y), 20_000, seed=2)
-    est = dtjit.DecisionTreeClassifier(max_leaf_nodes=150).fit(X[rows], y[rows])
+    est = dtjit.DecisionTreeClassifier(max_leaf_nodes=150).fit(X[rows], y[rows] == 2)
     return est, names
 
 
@@ -96,12 +101,18 @@ def test_plot_tree_text_and_truncation(breast_cancer_data):
     boxes, extents = node_boxes(ax)
     labels = [b.get_text() for b in boxes]
     assert len(boxes) == np.count_nonzero(tree.node_depth <= 3)
-    assert labels.count("...") == np.count_nonzero((tree.node_depth == 3) & True), (
+    assert labels.count("(...)") == np.count_nonzero((tree.node_depth == 3) & True), (
         "every node below max_depth stands for a cut subtree"
     )
     root = labels[0].splitlines()
-    assert root[0] == f"x{tree.feature[0]} <= {tree.threshold[0]:.2f}"
-    assert root[1:] == [f"gini = {tree.impurity[0]:.2f}", f"samples = {len(y)}", "class = benign"]
+    assert root[0] == f"x{tree.feature[0]} <= {round(tree.threshold[0], 3)}"
+    counts = (tree.value[0, 0] * tree.weighted_n_node_samples[0]).astype(int)
+    assert root[1:] == [
+        f"gini = {round(tree.impurity[0], 3)}",
+        f"samples = {len(y)}",
+        f"value = [{counts[0]}, {counts[1]}]",
+        "class = benign",
+    ]
     assert count_overlaps(extents) == 0
     assert_not_blank(render(fig))
 
@@ -117,7 +128,9 @@ def test_plot_tree_regression_unfilled_and_single_leaf():
     assert_not_blank(render(ax.figure))
     leaf = dtjit.DecisionTreeClassifier().fit(np.zeros((4, 2)), ["a"] * 4)
     ax = plotting.plot_tree(leaf)
-    assert [b.get_text() for b in node_boxes(ax)[0]] == ["gini = 0.00\nsamples = 4\nclass = a"]
+    assert [b.get_text() for b in node_boxes(ax)[0]] == [
+        "gini = 0.0\nsamples = 4\nvalue = [4]\nclass = a"
+    ]
 
 
 def test_plot_tree_play_tennis(shared_data):
@@ -128,7 +141,7 @@ def test_plot_tree_play_tennis(shared_data):
     ax = plotting.plot_tree(est)
     boxes, extents = node_boxes(ax)
     assert len(boxes) == est.tree_.node_count
-    assert boxes[0].get_text().startswith("outlook=overcast <= 0.50\nentropy = 0.94")
+    assert boxes[0].get_text().startswith("outlook=overcast <= 0.5\nentropy = 0.94")
     assert count_overlaps(extents) == 0
     assert_not_blank(render(ax.figure))
 
@@ -214,7 +227,7 @@ def test_plot_split_scan_four_panels():
         "distribution of worst radius by class",
         "positive-class share",
         "entropy of each part",
-        "information gain",
+        f"information gain: best t = {scan.best_threshold:.4g}, gain = {scan.best_gain:.4f}",
     ]
     gain_ax = axes[3]
     curve = gain_ax.lines[0]
@@ -227,6 +240,49 @@ def test_plot_split_scan_four_panels():
         )
     assert "bits" in axes[2].get_ylabel()
     assert_not_blank(render(fig))
+    # No note sits on a curve: every text inside a panel keeps clear of its lines' points.
+    for ax in axes:
+        renderer = fig.canvas.get_renderer()
+        for text in ax.texts:
+            box = text.get_window_extent(renderer)
+            for line in ax.lines:
+                points = ax.transData.transform(line.get_xydata())
+                assert not box.count_contains(points), (text.get_text(), line.get_label())
+
+
+def saved_extents(fig, artists):
+    """Window extents of ``artists`` as laid out by savefig, and the figure's own box."""
+    fig.savefig(io.BytesIO(), format="png", dpi=fig.dpi)  # lays the figure out as saved
+    renderer = fig.canvas.get_renderer()
+    return [a.get_window_extent(renderer) for a in artists], fig.bbox
+
+
+def test_saved_importances_keep_their_labels_inside():
+    data = load_breast_cancer(as_frame=True)
+    est = dtjit.DecisionTreeClassifier(random_state=0).fit(data.data, data.target)
+    ax = plotting.plot_importances(est)
+    labels = [t for t in ax.get_yticklabels() if t.get_text()]
+    assert any(t.get_text() == "worst concave points" for t in labels)
+    extents, figure = saved_extents(ax.figure, [*labels, ax.xaxis.label])
+    for text, box in zip([*labels, ax.xaxis.label], extents, strict=True):
+        assert box.x0 >= figure.x0 and box.x1 <= figure.x1, text.get_text()
+        assert box.y0 >= figure.y0 and box.y1 <= figure.y1, text.get_text()
+
+
+@pytest.mark.parametrize("smallest", [5e-5, 1.2e-4, 9.9e-6, 1e-3])
+def test_pruning_path_alpha_labels_do_not_overlap(smallest):
+    """The symlog axis's linear part ends at the smallest alpha: no power of ten crowds 0."""
+    alphas = np.r_[0.0, np.geomspace(smallest, 0.07, 60)]
+    path = {"ccp_alphas": alphas, "impurities": np.linspace(0.0, 0.5, alphas.size)}
+    ax = plotting.plot_pruning_path(path)
+    ax.figure.canvas.draw()
+    labels = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert labels[0].get_text() == "$\\mathdefault{0}$" and len(labels) >= 3
+    extents, _ = saved_extents(ax.figure, labels)
+    x0 = np.array([b.x0 for b in extents])
+    x1 = np.array([b.x1 for b in extents])
+    order = np.argsort(x0)
+    assert (x0[order][1:] > x1[order][:-1] + 2).all(), [t.get_text() for t in labels]
 
 
 def test_plot_split_scan_into_a_given_figure_and_bad_scan():
@@ -280,6 +336,42 @@ def test_plot_pruning_path_checks_its_input():
         plotting.plot_pruning_path({"ccp_alphas": [0.0, 1.0], "impurities": [0.1]})
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"filled": True, "rounded": True},
+        {"label": "root", "node_ids": True},
+        {"label": "none", "impurity": False},
+        {"proportion": True, "precision": 2},
+        {"max_depth": 1},
+    ],
+    ids=lambda o: ",".join(o) or "defaults",
+)
+def test_plot_tree_boxes_say_what_scikit_learns_say(breast_cancer_data, options):
+    """scikit-learn's options, and its box texts node for node (not its layout)."""
+    from matplotlib.text import Annotation
+    from sklearn.tree import plot_tree as sklearn_plot_tree
+
+    X, y = breast_cancer_data
+    est = dtjit.DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    names = {"feature_names": [f"f{j}" for j in range(X.shape[1])], "class_names": ["m", "b"]}
+    ax = plotting.plot_tree(est, **names, **options)
+    ours = [b.get_text() for b in node_boxes(ax)[0]]
+    _, sk_ax = plt.subplots()
+    sklearn_plot_tree(est, ax=sk_ax, **names, **options)
+    theirs = [a.get_text() for a in sk_ax.get_children() if isinstance(a, Annotation)]
+    theirs = [t for t in theirs if t.strip() not in ("True", "False")]
+    assert ours == ["(...)" if t.strip() == "(...)" else t for t in theirs]
+    boxes = node_boxes(ax)[0]
+    styles = {type(b.get_bbox_patch().get_boxstyle()).__name__ for b in boxes}
+    assert styles == ({"Round"} if options.get("rounded") else {"Square"})
+    fills = {b.get_bbox_patch().get_facecolor() for b in boxes if b.get_text() != "(...)"}
+    assert (len(fills) > 1) == bool(options.get("filled"))
+    root_edges = [t.get_text() for t in ax.texts if t.get_bbox_patch() is None]
+    assert root_edges == ["True", "False"]
+
+
 # -- input checks ------------------------------------------------------------------------------
 @pytest.mark.parametrize("plot", [plotting.plot_tree, plotting.plot_importances])
 def test_plots_check_their_input(plot, iris_data):
@@ -320,3 +412,25 @@ def test_importing_dtjit_does_not_import_matplotlib():
     code = "import sys, dtjit, dtjit.plotting; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_plot_tree_subset_splits_show_categories_wrapped():
+    """scikit-learn's plot_tree prints ``country <= nan``; ours lists the categories, wrapped
+    so that a long list does not shrink the whole drawing's font."""
+    from sklearn.tree import plot_tree as sklearn_plot_tree
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    countries = [f"Country-{k:02d}" for k in range(20)]
+    country = rng.choice(countries, 2000)
+    X = pd.DataFrame({"country": pd.Categorical(country, categories=countries)})
+    est = dtjit.DecisionTreeClassifier(max_depth=1).fit(X, np.isin(country, countries[:9]))
+    _, sk_ax = plt.subplots()
+    sklearn_plot_tree(est, ax=sk_ax, feature_names=["country"])
+    assert any("country <= nan" in t.get_text() for t in sk_ax.texts)
+    ax = plotting.plot_tree(est)
+    root = node_boxes(ax)[0][0].get_text().splitlines()
+    split = " ".join(root[: next(i for i, line in enumerate(root) if line.startswith("gini"))])
+    assert re.fullmatch(r"country (not )?in \{[^}]*\}( or missing)?", split), split
+    assert len(re.search(r"\{(.*)\}", split)[1].split(", ")) == 9  # the shorter side
+    assert max(len(line) for line in root) <= 40 and "nan" not in split

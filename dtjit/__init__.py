@@ -34,7 +34,8 @@ needs it.
 
 __version__ = "0.1.0"
 
-from . import criteria, pruning
+from . import criteria, datasets, pruning
+from ._compile_notice import CompileWarning
 from ._estimators import DecisionTreeClassifier, DecisionTreeRegressor
 from ._persist import load, save
 from ._tree import Tree, TreeFormatError, check_tree
@@ -59,6 +60,7 @@ from .pruning import (
 )
 
 __all__ = [
+    "CompileWarning",
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
     "MDLPDiscretizer",
@@ -67,6 +69,7 @@ __all__ = [
     "TreeFormatError",
     "check_tree",
     "criteria",
+    "datasets",
     "export_graphviz",
     "export_mermaid",
     "export_rules",

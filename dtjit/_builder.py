@@ -89,7 +89,6 @@ from ._records import (
     new_nodes,
     new_splits,
 )
-from ._shared_best import new_shared_best
 from ._splitter import (
     ACCELERATE_MIN_ROWS,
     NO_SPLIT,
@@ -451,7 +450,7 @@ def evaluate_batch(batch, nodes, node_bits, fit):
     cat_candidate, out_bits = hold_categorical_candidates(candidate, fit.cat_slot, node_bits)
     # Each node's best proxy so far, which the exact sweeps' pre-tests start from
     # (``_shared_best``): the two-valued features are scored first, for that start.
-    node_best = new_shared_best(n_searched)
+    node_best = np.full(n_searched, -np.inf)  # ``_shared_best.new_shared_best``, in Python
     rules = fit.rules
     if high_bits.shape[1] > 0:
         codes = fit.sorted_code[fit.row_feature]

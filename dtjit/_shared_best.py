@@ -29,6 +29,8 @@ from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from ._jit import inline_kernel
+
 
 def _float64_slot(context, builder, array_type, array, index_type, k):
     """Pointer to ``array[k]`` of a 1-D float64 array, any layout.
@@ -84,6 +86,7 @@ def _store_relaxed(typingctx, array, k, value):
     return types.void(array, k, value), codegen
 
 
+@inline_kernel
 def new_shared_best(n_nodes):
     """Return the shared bests of ``n_nodes`` nodes, all ``-inf`` (nothing reached yet)."""
     return np.full(n_nodes, -np.inf)

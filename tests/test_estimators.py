@@ -391,7 +391,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
                                  ("_two_valued.fill_high_bits_serial", 0)):
             module, attr = kernel.split(".")
             dispatcher = getattr(modules[module], attr)
-            kinds = {s[:len(s) - switches] for s in dispatcher.signatures}
+            kinds = {{s[:len(s) - switches] for s in dispatcher.signatures}}
             print(kernel, len(kinds), dispatcher.signatures)
         """
     ).format(tests=os.path.dirname(os.path.abspath(__file__)))
@@ -421,7 +421,7 @@ def test_numpy_scalar_parameters_do_not_add_builder_signatures():
         DecisionTreeClassifier(max_depth=np.int32(3)).fit(X, y)
         DecisionTreeClassifier(max_depth=np.int64(3), min_impurity_decrease=np.float32(0.0),
                                max_leaf_nodes=np.int32(5)).fit(X, y)
-        print(len(_builder.build.signatures))
+        print(len(_builder.mark_sides.signatures))
         """
     )
     assert _run_python(script).strip() == "1"

@@ -56,8 +56,7 @@ def user_session() -> None:
     for rows, n_jobs in ((slice(0, 600), None), (slice(None), 2)):
         model = DecisionTreeClassifier(max_depth=5, n_jobs=n_jobs)
         model.fit(big_X[rows], many_classes[rows]).predict(X)
-    # Weighted entropy, 9 classes (_splitter.weighted_entropy_sweep) and 260 (the Python loop's
-    # renumbering: _builder.largest_segment).
+    # Weighted entropy, 9 classes and 260 (the builder renumbers the samples).
     for labels in (np.arange(len(big_y)) % 9, many_classes):
         model = DecisionTreeClassifier(criterion="entropy", class_weight="balanced", max_depth=4)
         model.fit(big_X[:1000], labels[:1000], sample_weight=np.linspace(0.5, 2.0, 1000))
@@ -137,7 +136,7 @@ def test_nothing_to_compile_without_the_jit(monkeypatch, capsys):
 
 
 def test_step_numbers_are_checked():
-    with pytest.raises(ValueError, match="step numbers go from 0 to 18"):
+    with pytest.raises(ValueError, match="step numbers go from 0 to 19"):
         compile_kernels(only=[0, 19])
     assert main(["compile", "--only", "1,x"]) == 2
     assert main(["compile", "--only", "-1"]) == 1

@@ -362,6 +362,7 @@ def test_fitted_weights_add_up(splitter, diabetes_data):
 
 
 # --- 7. messages --------------------------------------------------------------------------------
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc")
 def test_save_to_an_unwritable_place_names_the_users_path(iris_model):
     with pytest.raises(OSError) as info:
         dtjit.save(iris_model, "/proc/m.npz")

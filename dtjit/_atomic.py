@@ -34,19 +34,33 @@ def atomic_output(path: str | os.PathLike) -> Iterator[str]:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):  # else mkstemp's error would name the temporary file
         raise FileNotFoundError(errno.ENOENT, "No such directory to write into", directory)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{os.path.basename(path)}.", suffix=TEMP_SUFFIX, dir=directory
-    )
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{os.path.basename(path)}.", suffix=TEMP_SUFFIX, dir=directory
+        )
+    except OSError as exc:
+        raise _naming(exc, path) from exc
     os.close(fd)
     try:
         yield tmp
         # mkstemp creates the file 0600; give the result the permissions of a plain open().
         os.chmod(tmp, 0o666 & ~_current_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and tmp in (exc.filename, exc.filename2):
+            raise _naming(exc, path) from exc
         raise
+
+
+def _naming(exc: OSError, path: str) -> OSError:
+    """Return ``exc`` again, naming ``path``: the temporary file is an implementation detail.
+
+    The same ``OSError`` subclass (``PermissionError``, ``IsADirectoryError`` ...) with the
+    same ``errno``, so callers catching either keep working.
+    """
+    return type(exc)(exc.errno, exc.strerror or str(exc), path)
 
 
 def _current_umask() -> int:

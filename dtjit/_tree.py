@@ -1,24 +1,15 @@
-"""The storage contract (:class:`Tree`), its invariant checker, and model files."""
+"""The storage contract (:class:`Tree`) and its invariant checker (model files: ``_persist``)."""
 
 from __future__ import annotations
 
 import html
-import io
-import json
-import os
-import re
-import zipfile
 from typing import Any
 
 import numpy as np
 
-from ._atomic import atomic_output
 from ._builder import node_depths
 from ._jit import TREE_LEAF, TREE_UNDEFINED
 from ._predict import PackedTree, pack_nodes
-
-FORMAT_NAME = "dtjit-model"
-FORMAT_VERSION = 1
 
 # name -> (dtype, ndim) of every per-node array; the order is the file order.
 NODE_ARRAYS: dict[str, tuple[np.dtype, int]] = {
@@ -47,12 +38,9 @@ CATEGORICAL_ARRAYS: dict[str, tuple[np.dtype, int]] = {
 MISSING_LEARNED = "missing_learned"
 MISSING_LEARNED_DTYPE = np.dtype(np.uint8)
 
-# Members a model file may hold; anything else in the archive is ignored unread.
-KNOWN_MEMBERS = (
-    frozenset(NODE_ARRAYS) | frozenset(CATEGORICAL_ARRAYS) | {MISSING_LEARNED, "header", "classes"}
-)
-# A multi-output classifier stores its labels per output: classes_0, classes_1, ...
-OUTPUT_CLASSES_MEMBER = re.compile(r"classes_[0-9]{1,6}")
+# Children's weighted_n_node_samples add up to their parent's within this relative error (the
+# builders sum the same weights in different orders).
+WEIGHT_SUM_RTOL = 1e-7
 
 
 class TreeFormatError(ValueError):
@@ -134,8 +122,10 @@ class Tree:
     Notes
     -----
     The tree keeps read-only copies of the arrays it is given: they are validated once, at
-    construction, and the compiled traversal trusts them from then on. To change a tree,
-    build a new one from edited copies.
+    construction, and the compiled traversal trusts them from then on. The copies are views
+    of immutable memory, so ``setflags(write=True)`` raises, and the attributes (arrays,
+    ``n_features``, ``n_classes``) cannot be reassigned. To change a tree, build a new one
+    from edited copies.
     """
 
     def __init__(
@@ -161,31 +151,38 @@ class Tree:
                 f"Tree arrays: missing {sorted(missing)}, unexpected {sorted(extra)}."
             )
         try:
-            self.n_features = int(n_features)
-            self.n_classes = np.asarray(n_classes, dtype=np.intp).reshape(-1)
+            self._n_features = int(n_features)
+            self._n_classes = _frozen(np.asarray(n_classes, dtype=np.intp).reshape(-1))
         except (OverflowError, TypeError, ValueError) as exc:
             raise TreeFormatError(f"Invalid n_features or n_classes: {exc}") from exc
         arrays = {**arrays, "categorical_set": categorical_set, "category_bits": category_bits}
-        for name in (*NODE_ARRAYS, *CATEGORICAL_ARRAYS):
-            # A private, read-only copy: the arrays are checked once, here, and compiled
-            # traversal code trusts them afterwards, so nobody may change them later (an
-            # edited child index would make predict read out of bounds).
-            a = arrays[name]
-            if isinstance(a, np.ndarray):
-                a = a.copy()
-                a.setflags(write=False)
-            setattr(self, name, a)
-        if isinstance(missing_learned, np.ndarray):
-            missing_learned = missing_learned.copy()
-            missing_learned.setflags(write=False)
-        self.missing_learned = missing_learned
+        # Private copies that nobody can change: the arrays are checked once, here, and the
+        # compiled traversal trusts them afterwards (an edited child index would make predict
+        # read out of bounds). A writeable flag set to False can be set back by the caller;
+        # a view of an immutable ``bytes`` object cannot be made writeable at all.
+        self._arrays: dict[str, np.ndarray | None] = {
+            name: _frozen(a) if isinstance(a, np.ndarray) else a for name, a in arrays.items()
+        }
+        self._arrays[MISSING_LEARNED] = (
+            _frozen(missing_learned) if isinstance(missing_learned, np.ndarray) else missing_learned
+        )
         check_tree(self)
-        self._depth = node_depths(self.left, self.right)
+        self._depth = _frozen(node_depths(self.left, self.right))
         # Arrays derived from the tree for prediction, built on first use and kept: the tree
         # never changes, and rebuilding them per call would dominate small predictions.
         self._derived: dict[str, Any] = {}
 
     # scikit-learn vocabulary -------------------------------------------------------------
+    @property
+    def n_features(self) -> int:
+        """Number of features the tree was fitted on (read-only)."""
+        return self._n_features
+
+    @property
+    def n_classes(self) -> np.ndarray:
+        """Classes per output, intp (read-only; ``[1]`` for regression)."""
+        return self._n_classes
+
     @property
     def node_count(self) -> int:
         """Number of nodes."""
@@ -482,6 +479,34 @@ class Tree:
         )
 
 
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """Return a C-ordered copy of ``a`` that can never be made writeable.
+
+    The copy is a view of a ``bytes`` object, which owns no writeable memory, so numpy
+    refuses ``setflags(write=True)`` on it and on every view of it. Object arrays (refused
+    by :func:`check_tree` anyway) hold references, not data, and are only copied read-only.
+    """
+    if a.dtype.hasobject:
+        a = a.copy()
+        a.setflags(write=False)
+        return a
+    return np.frombuffer(np.ascontiguousarray(a).tobytes(), dtype=a.dtype).reshape(a.shape)
+
+
+def _stored_array(name: str) -> property:
+    """Return a read-only attribute for the stored array ``name`` (assignment raises)."""
+
+    def get(self: Tree) -> Any:
+        return self._arrays[name]
+
+    return property(get, doc=f"``{name}`` (read-only; see the class docstring).")
+
+
+for _name in (*NODE_ARRAYS, *CATEGORICAL_ARRAYS, MISSING_LEARNED):
+    setattr(Tree, _name, _stored_array(_name))
+del _name
+
+
 def _fail(message: str) -> None:
     raise TreeFormatError(message)
 
@@ -494,8 +519,8 @@ def check_tree(tree: Tree) -> None:
     features in range; the children of the ``k``-th split node are exactly ``2k + 1`` and
     ``2k + 2`` (which implies every index is in range, every node but the root has exactly
     one parent, no cycles, and breadth-first order); finite (or ``+inf``) thresholds and
-    finite values; sample
-    counts that add up from children to parents.
+    finite values; sample counts and weights that add up from children to parents (weights
+    within a relative ``WEIGHT_SUM_RTOL``), and a root of positive weight.
 
     Parameters
     ----------
@@ -558,6 +583,15 @@ def check_tree(tree: Tree) -> None:
     _first_bad(~np.isfinite(tree.impurity), "impurity is not finite")
     w = tree.weighted_n_node_samples
     _first_bad(~np.isfinite(w) | (w < 0), "weighted_n_node_samples must be finite and >= 0")
+    if not w[0] > 0:  # every share (importances, partial dependence) divides by it
+        _fail("Invalid tree at node 0: weighted_n_node_samples of the root must be > 0.")
+    with np.errstate(over="ignore"):  # sums near the float64 maximum: inf, caught as a mismatch
+        children = w[left[split]] + w[right[split]]
+    _first_bad(
+        ~(np.abs(children - w[split]) <= WEIGHT_SUM_RTOL * w[split]),
+        "children's weighted_n_node_samples do not add up to the parent's",
+        where=split,
+    )
     n = tree.n_node_samples
     _first_bad(n < 1, "n_node_samples must be >= 1")
     _first_bad(
@@ -628,123 +662,24 @@ def _first_bad(mask: np.ndarray, what: str, where: np.ndarray | None = None) -> 
         _fail(f"Invalid tree at node {node}: {what}.")
 
 
-# ----------------------------------------------------------------------------- model files
-def write_model_file(path: str | os.PathLike, header: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``header`` (JSON) and ``arrays`` to an ``.npz`` file, atomically.
-
-    The file is written next to ``path`` under a temporary name and renamed into place, so a
-    failure never leaves a half-written model behind.
-    """
-    path = os.fspath(path)
-    payload = {"header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)}
-    for name, a in arrays.items():
-        if a.dtype == object:
-            raise TypeError(f"Cannot save array {name!r} of dtype object (no pickle in files).")
-        payload[name] = a
-    with atomic_output(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, **payload)
+# The model-file format moved to ._persist (one module owns it); these names stay importable
+# from here for code written before the move.
+_MOVED_TO_PERSIST = frozenset(
+    {
+        "FORMAT_NAME",
+        "FORMAT_VERSION",
+        "KNOWN_MEMBERS",
+        "OUTPUT_CLASSES_MEMBER",
+        "read_model_file",
+        "tree_from_arrays",
+        "write_model_file",
+    }
+)
 
 
-def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read a model file written by :func:`write_model_file`, never unpickling anything.
+def __getattr__(name: str) -> Any:
+    if name in _MOVED_TO_PERSIST:
+        from . import _persist
 
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    TreeFormatError
-        If the file is not a readable dtjit model of a supported format version.
-    """
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"No model file at {path!r}.")
-    if os.path.isdir(path):
-        raise TreeFormatError(f"{path!r} is a directory, not a readable dtjit model file.")
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        arrays = _read_npz_members(raw)
-    except TreeFormatError as exc:
-        raise TreeFormatError(f"{path!r} is not a readable dtjit model file: {exc}") from exc
-    except Exception as exc:  # zipfile/numpy raise many types on corrupted input
-        raise TreeFormatError(
-            f"{path!r} is not a readable dtjit model file: {type(exc).__name__}: {exc}"
-        ) from exc
-    header_bytes = arrays.pop("header", None)
-    if header_bytes is None or header_bytes.dtype != np.uint8 or header_bytes.ndim != 1:
-        raise TreeFormatError(f"{path!r} is not a dtjit model file: no header.")
-    try:
-        header = json.loads(header_bytes.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TreeFormatError(f"{path!r} has a corrupted header: {exc}") from exc
-    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
-        raise TreeFormatError(f"{path!r} is not a dtjit model file (format marker missing).")
-    version = header.get("format_version")
-    if version != FORMAT_VERSION:
-        raise TreeFormatError(
-            f"{path!r} has format version {version!r}; this dtjit reads version {FORMAT_VERSION}."
-        )
-    return header, arrays
-
-
-def _read_npz_members(raw: bytes) -> dict[str, np.ndarray]:
-    """Read every array of an ``.npz`` held in memory, checking each header first.
-
-    Only the members a model file may hold are read, they must be stored uncompressed, and
-    each one's declared shape and dtype are read before its data: a member whose data would
-    be larger than its stored bytes, or of dtype object, is refused. So reading allocates at
-    most about the file's own size and never unpickles anything.
-    """
-    if not zipfile.is_zipfile(io.BytesIO(raw)):
-        raise TreeFormatError("not an .npz archive")
-    arrays = {}
-    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
-        for info in archive.infolist():
-            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-            if name not in KNOWN_MEMBERS and not OUTPUT_CLASSES_MEMBER.fullmatch(name):
-                continue  # never decompressed, never allocated
-            if info.compress_type != zipfile.ZIP_STORED:
-                # dtjit writes uncompressed members; a compressed one could expand ~1000x.
-                raise TreeFormatError(f"array {name!r} is compressed; dtjit files never are")
-            with archive.open(info) as member:
-                version = np.lib.format.read_magic(member)
-                if version == (1, 0):
-                    shape, _fortran, dtype = np.lib.format.read_array_header_1_0(member)
-                elif version == (2, 0):
-                    shape, _fortran, dtype = np.lib.format.read_array_header_2_0(member)
-                else:
-                    raise TreeFormatError(f"array {name!r} has unsupported .npy version {version}")
-                if dtype.hasobject:
-                    raise TreeFormatError(f"array {name!r} has dtype object (pickle refused)")
-                n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
-                if n_bytes > info.file_size:
-                    raise TreeFormatError(
-                        f"array {name!r} claims {n_bytes} bytes but stores {info.file_size}"
-                    )
-            with archive.open(info) as member:
-                arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
-    return arrays
-
-
-def tree_from_arrays(n_features: Any, n_classes: Any, arrays: dict[str, np.ndarray]) -> Tree:
-    """Build a :class:`Tree` from untrusted arrays (a file), validating everything first."""
-    if not isinstance(n_features, int) or isinstance(n_features, bool):
-        raise TreeFormatError(f"n_features must be an int, got {n_features!r}.")
-    if not isinstance(n_classes, list) or not all(
-        isinstance(c, int) and not isinstance(c, bool) for c in n_classes
-    ):
-        raise TreeFormatError(f"n_classes must be a list of ints, got {n_classes!r}.")
-    node_arrays = {}
-    for name in NODE_ARRAYS:
-        if name not in arrays:
-            raise TreeFormatError(f"Model file lacks the array {name!r}.")
-        node_arrays[name] = arrays[name]
-    # Files written before categorical splits existed have neither array: all numeric.
-    present = [name for name in CATEGORICAL_ARRAYS if name in arrays]
-    if len(present) == 1:
-        raise TreeFormatError(f"Model file has {present[0]!r} without its companion array.")
-    for name in present:
-        node_arrays[name] = arrays[name]
-    if MISSING_LEARNED in arrays:  # absent in files written before it was recorded
-        node_arrays[MISSING_LEARNED] = arrays[MISSING_LEARNED]
-    return Tree(n_features=n_features, n_classes=n_classes, **node_arrays)
+        return getattr(_persist, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

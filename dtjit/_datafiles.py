@@ -1,7 +1,8 @@
 """The command line's data files: training tables, feature blocks in, predictions out.
 
 Formats are chosen by file extension: CSV (optionally compressed, read with pandas), Parquet
-(pyarrow), ``.npy`` (memory-mapped, never read whole) and ``.npz``. pandas and pyarrow are
+(pyarrow), ``.npy`` and ``.npz`` (predicted block by block, never read whole: see
+:class:`NpyRows`; training reads them whole). pandas and pyarrow are
 imported inside the functions that need them, so importing this module costs nothing extra.
 Every function raises ``ValueError`` / ``FileNotFoundError`` with a message naming the file
 and the problem; the command line prints that message as it is.
@@ -553,9 +554,10 @@ class NpyRows:
     """The rows of a 2-D array stored in an ``.npy`` file (or an ``.npz`` member), read in blocks.
 
     Each block is read into a new array with ``readinto``: no memory map, so the process
-    holds one block of the file at a time. A memory map's pages count as resident once
-    touched and stay mapped until the map is closed, so iterating over slices of
-    ``np.load(mmap_mode="r")`` grew the resident set to the size of the file.
+    holds one block of the file at a time whatever its layout. A memory map's pages count
+    as resident once touched and stay so until released or unmapped; slices of
+    ``np.load(mmap_mode="r")`` whose pages were not released (row blocks of a
+    Fortran-ordered file, for one) grew the resident set to the size of the file.
 
     Parameters
     ----------

@@ -444,7 +444,7 @@ def _add_predict(commands: Any, common: argparse.ArgumentParser) -> None:
         _run_predict,
         "predict a data file in blocks with a saved model",
         (
-            "Predict every row of DATA (.csv[.gz], .parquet, .npy memory-mapped, .npz) with "
+            "Predict every row of DATA (.csv[.gz], .parquet, .npy, .npz) with "
             "MODEL, block by block, and write OUT (.csv[.gz|.bz2|.xz], .parquet or .npy, by "
             "extension). "
             "A model fitted on named columns selects them by name, in any order; other "

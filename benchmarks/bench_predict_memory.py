@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             inputs["npz"] = (scratch / "big.npz", scratch / "small.npz")
             np.savez(inputs["npz"][0], X=np.load(big_c, mmap_mode="r"))  # written in chunks
             np.savez(inputs["npz"][1], X=np.load(small))
-            if "C" not in kinds:
-                big_c.unlink()
+            if "C" not in kinds and not args.python_reversed:
+                big_c.unlink()  # disk: only the .npz is read
 
         def run(data: Path, output: str, proba: bool) -> tuple[float, float]:
             out = scratch / f"out.{output}"

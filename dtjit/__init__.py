@@ -50,6 +50,7 @@ from .export import (
     to_dict,
     to_json,
 )
+from .interop import to_sklearn
 from .plotting import plot_importances, plot_pruning_path, plot_split_scan, plot_tree
 from .pruning import (
     PruningSelection,
@@ -89,5 +90,6 @@ __all__ = [
     "select_ccp_alpha",
     "to_dict",
     "to_json",
+    "to_sklearn",
     "__version__",
 ]

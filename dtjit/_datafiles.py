@@ -1,7 +1,8 @@
 """The command line's data files: training tables, feature blocks in, predictions out.
 
 Formats are chosen by file extension: CSV (optionally compressed, read with pandas), Parquet
-(pyarrow), ``.npy`` (memory-mapped, never read whole) and ``.npz``. pandas and pyarrow are
+(pyarrow), ``.npy`` and ``.npz`` (predicted block by block, never read whole: see
+:class:`NpyRows`; training reads them whole). pandas and pyarrow are
 imported inside the functions that need them, so importing this module costs nothing extra.
 Every function raises ``ValueError`` / ``FileNotFoundError`` with a message naming the file
 and the problem; the command line prints that message as it is.
@@ -22,6 +23,8 @@ import numpy as np
 from ._atomic import atomic_output
 
 CSV_COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")  # read through pandas
+# pandas' names for them, for reading from an open file (whose bytes read give progress)
+CSV_COMPRESSION_NAMES = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
 # Predictions are written through the standard library's compressed streams: none for zstd
 # before Python 3.14, and a zip archive would need a member name.
 OUTPUT_CSV_COMPRESSIONS = (".gz", ".bz2", ".xz")
@@ -345,9 +348,8 @@ class FeatureBlocks:
     Parameters
     ----------
     path : str or path-like
-        CSV / Parquet table (with a header row), ``.npy`` 2-D array (memory-mapped) or
-        ``.npz`` archive (the ``x_key`` array, read whole: compressed members cannot be
-        memory-mapped).
+        CSV / Parquet table (with a header row), ``.npy`` 2-D array or ``.npz`` archive (its
+        ``x_key`` array); arrays are read block by block with :class:`NpyRows`.
     n_features : int
         Number of features the model expects.
     feature_names : sequence of str or None
@@ -365,11 +367,20 @@ class FeatureBlocks:
     encode : callable or None, default=None
         Applied to each table block (a DataFrame of the model's columns, in model order)
         before it becomes numeric: the model's mapping of category values to codes.
+    keep : sequence of str, default=()
+        Table columns delivered beside each block by :meth:`with_kept` (an ID column to
+        carry into the predictions). A CSV reads them as text, so values are copied as
+        written (``007`` stays ``007``), except those that are also numeric features.
 
     Attributes
     ----------
     n_rows : int or None
         Rows in the file, or ``None`` when unknown before reading (CSV).
+    n_bytes : int
+        Size of the file.
+    bytes_read : int
+        Bytes of the file read so far (CSV; the compressed bytes of a compressed CSV),
+        for a progress bar with a total.
     """
 
     def __init__(
@@ -382,20 +393,28 @@ class FeatureBlocks:
         x_key: str = "X",
         value_columns: Sequence[int] = (),
         encode: Callable[[Any], Any] | None = None,
+        keep: Sequence[str] = (),
     ) -> None:
         check_input_file(path, "DATA")
         self.path = path
         self.format = file_format(path)
         self.block_rows = block_rows
         self.n_rows: int | None = None
+        self.n_bytes = os.path.getsize(path)
+        self.bytes_read = 0
+        self._keep = list(dict.fromkeys(keep))
+        if self._keep and self.format not in ("csv", "parquet"):
+            raise ValueError("--keep names table columns; it does not apply to .npy / .npz input.")
         self._columns: list[str] | None = None  # table columns to read, in model order
-        self._array: np.ndarray | None = None
+        self._array: NpyRows | None = None
         self._encode = encode
         self._text_dtypes: dict[str, type] = {}
         if self.format == "csv":
             header = self._csv_header()
             self._columns = self._select_columns(header, n_features, feature_names)
+            self._check_kept(header)
             self._text_dtypes = {self._columns[int(j)]: str for j in value_columns}
+            self._text_dtypes.update({c: str for c in self._keep if c not in self._columns})
         elif self.format == "parquet":
             parquet = require_pyarrow().ParquetFile
             try:
@@ -405,41 +424,76 @@ class FeatureBlocks:
             header = [str(n) for n in self._parquet.schema_arrow.names]
             _check_unique_names(header, path)
             self._columns = self._select_columns(header, n_features, feature_names)
+            self._check_kept(header)
             self.n_rows = self._parquet.metadata.num_rows
         else:
-            if self.format == "npy":
-                array = _load_array(path, mmap_mode="r")
-            else:
-                array = _load_npz(path, x_key, None)[x_key]
-            _check_numeric_matrix(array, path)
-            if array.shape[1] != n_features:
+            self._array = NpyRows(path, x_key if self.format == "npz" else None)
+            if self._array.shape[1] != n_features:
                 raise ValueError(
-                    f"{os.fspath(path)} has {array.shape[1]} feature columns; "
+                    f"{os.fspath(path)} has {self._array.shape[1]} feature columns; "
                     f"the model expects {n_features}."
                 )
-            self._array = array
-            self.n_rows = array.shape[0]
+            self.n_rows = self._array.shape[0]
 
     def __iter__(self) -> Iterator[np.ndarray]:
         """Yield the rows in order, ``block_rows`` at a time (the last block may be shorter)."""
+        for block, _ in self.with_kept():
+            yield block
+
+    def with_kept(self) -> Iterator[tuple[np.ndarray, Any]]:
+        """Yield ``(block, kept)``: each block with a DataFrame of its ``keep`` columns.
+
+        ``kept`` is ``None`` when no column is kept.
+        """
         if self._array is not None:
-            for start in range(0, self._array.shape[0], self.block_rows):
-                yield self._array[start : start + self.block_rows]
+            for block in self._array.blocks(self.block_rows):
+                yield block, None
         elif self.format == "csv":
             import pandas as pd
 
-            # Every column is read (the model's are selected per block): with usecols,
-            # pandas no longer checks the field count, and a row with an extra field lost it
-            # silently (fit, reading whole rows, refused the same file).
-            chunks = pd.read_csv(
-                self.path, chunksize=self.block_rows, dtype=self._text_dtypes or None
-            )
-            for frame in self._reading(chunks):
-                yield self._numeric_block(frame)
+            compression = os.path.splitext(os.fspath(self.path))[1].lower()
+            with open(self.path, "rb") as f:
+                # Every column is read (the model's are selected per block): with usecols,
+                # pandas no longer checks the field count, and a row with an extra field
+                # lost it silently (fit, reading whole rows, refused the same file).
+                chunks = pd.read_csv(
+                    f,
+                    chunksize=self.block_rows,
+                    dtype=self._text_dtypes or None,
+                    compression=CSV_COMPRESSION_NAMES.get(compression),
+                )
+                for frame in self._reading(chunks):
+                    self.bytes_read = f.tell()
+                    yield self._numeric_block(frame), self._kept(frame)
         else:
-            batches = self._parquet.iter_batches(batch_size=self.block_rows, columns=self._columns)
+            columns = self._columns + [c for c in self._keep if c not in self._columns]
+            batches = self._parquet.iter_batches(batch_size=self.block_rows, columns=columns)
             for batch in self._reading(batches):
-                yield self._numeric_block(batch.to_pandas())
+                frame = batch.to_pandas()
+                yield self._numeric_block(frame), self._kept(frame)
+
+    def kept_fields(self) -> list[tuple[str, Any]] | None:
+        """Return the kept columns as ``(name, pyarrow type)`` for a Parquet output, or None.
+
+        Known before reading, so that the output's schema is fixed even for no rows: a
+        Parquet input's own types; from a CSV, text, or float64 for a numeric feature.
+        """
+        if not self._keep:
+            return None
+        import pyarrow as pa
+
+        if self.format == "parquet":
+            schema = self._parquet.schema_arrow
+            return [(c, schema.field(c).type) for c in self._keep]
+        return [(c, pa.string() if c in self._text_dtypes else pa.float64()) for c in self._keep]
+
+    def _kept(self, frame: Any) -> Any:
+        return frame[self._keep].reset_index(drop=True) if self._keep else None
+
+    def _check_kept(self, header: list[str]) -> None:
+        missing = [c for c in self._keep if c not in header]
+        if missing:
+            raise ValueError(f"--keep: no column {_listing(missing)} in {os.fspath(self.path)}.")
 
     def _reading(self, chunks: Iterator[Any]) -> Iterator[Any]:
         """Pass ``chunks`` through, turning parser failures into one clear error."""
@@ -496,11 +550,138 @@ class FeatureBlocks:
         return frame.to_numpy()
 
 
+class NpyRows:
+    """The rows of a 2-D array stored in an ``.npy`` file (or an ``.npz`` member), read in blocks.
+
+    Each block is read into a new array with ``readinto``: no memory map, so the process
+    holds one block of the file at a time whatever its layout. A memory map's pages count
+    as resident once touched and stay so until released or unmapped; slices of
+    ``np.load(mmap_mode="r")`` whose pages were not released (row blocks of a
+    Fortran-ordered file, for one) grew the resident set to the size of the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.npy`` file, or the ``.npz`` archive holding ``member``.
+    member : str or None, default=None
+        Array name inside an ``.npz``; ``None`` for an ``.npy`` file.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(n_rows, n_columns)``.
+    dtype : numpy.dtype
+        The stored dtype (byte order included); blocks have this dtype.
+    fortran_order : bool
+        Whether columns are stored one after the other. Such a file is read column by
+        column within each block (a compressed ``.npz`` member is then read whole: it
+        cannot be read from an offset without decompressing what comes before).
+
+    Raises
+    ------
+    ValueError
+        Unreadable header, not a numeric 2-D array, or a file shorter than its header says.
+    """
+
+    def __init__(self, path: str | os.PathLike, member: str | None = None) -> None:
+        self.path = path
+        self.member = member
+        with self._open() as f:
+            try:
+                version = np.lib.format.read_magic(f)
+                read_header = {
+                    (1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0,
+                }.get(version)
+                if read_header is None:
+                    raise ValueError(f"unsupported .npy format version {version}")
+                shape, self.fortran_order, self.dtype = read_header(f)
+            except Exception as exc:  # numpy raises ValueError / OSError / EOFError on bad files
+                raise ValueError(f"cannot read {self._where()} as .npy: {exc}") from exc
+            self._offset = f.tell()
+        self.shape = tuple(shape)
+        if len(self.shape) != 2:
+            raise ValueError(f"{self._where()}: features must be a 2-D array, got shape {shape}.")
+        if self.dtype.kind not in NUMERIC_KINDS:
+            raise ValueError(f"{self._where()}: features must be numeric, got dtype {self.dtype}.")
+        if member is None:
+            stored = os.path.getsize(path) - self._offset
+            expected = self.shape[0] * self.shape[1] * self.dtype.itemsize
+            if stored < expected:
+                raise ValueError(
+                    f"{self._where()} is truncated: its header announces {expected} bytes of "
+                    f"data, the file holds {stored}."
+                )
+
+    def _where(self) -> str:
+        return os.fspath(self.path) + (f"[{self.member!r}]" if self.member else "")
+
+    @contextmanager
+    def _open(self) -> Iterator[Any]:
+        """Open the raw array stream (unbuffered for a file, so reads go straight to blocks)."""
+        if self.member is None:
+            with open(self.path, "rb", buffering=0) as f:
+                yield f
+            return
+        import zipfile
+
+        try:
+            archive = zipfile.ZipFile(self.path)
+        except Exception as exc:
+            raise ValueError(f"cannot read {os.fspath(self.path)} as .npz: {exc}") from exc
+        with archive:
+            names = [n.removesuffix(".npy") for n in archive.namelist()]
+            if self.member not in names:
+                raise ValueError(
+                    f"{os.fspath(self.path)} has no array {self.member!r}; its arrays are: "
+                    f"{_listing(names)} (choose with --x-key)."
+                )
+            with archive.open(self.member + ".npy") as f:
+                yield f
+
+    def blocks(self, block_rows: int) -> Iterator[np.ndarray]:
+        """Yield the rows in order, ``block_rows`` at a time, each block a new array."""
+        n_rows, n_columns = self.shape
+        order = "F" if self.fortran_order else "C"
+        with self._open() as f:
+            if self.fortran_order and self.member is not None:  # no random access: read whole
+                f.seek(self._offset)
+                whole = np.empty(self.shape, self.dtype, order="F")
+                self._fill(f, whole)
+                for start in range(0, n_rows, block_rows):
+                    yield whole[start : start + block_rows]
+                return
+            f.seek(self._offset)
+            for start in range(0, n_rows, block_rows):
+                block = np.empty((min(block_rows, n_rows - start), n_columns), self.dtype, order)
+                if not self.fortran_order:  # rows follow each other: one sequential read
+                    self._fill(f, block)
+                else:  # column j of rows [start, stop) is contiguous at its own offset
+                    column_bytes = n_rows * self.dtype.itemsize
+                    for j in range(n_columns):
+                        f.seek(self._offset + j * column_bytes + start * self.dtype.itemsize)
+                        self._fill(f, block[:, j])
+                yield block
+
+    def _fill(self, f: Any, out: np.ndarray) -> None:
+        """Read exactly ``out.nbytes`` bytes from ``f`` into the contiguous array ``out``."""
+        view = memoryview(out.reshape(-1, order="A").view(np.uint8))  # any byte order
+        done = 0
+        while done < len(view):
+            n = f.readinto(view[done:])
+            if not n:
+                raise ValueError(f"{self._where()} ends before the data its header announces.")
+            done += n
+
+
 # -- predictions out -------------------------------------------------------------------------
 @contextmanager
 def prediction_writer(
-    path: str | os.PathLike, columns: Sequence[str], dtype: np.dtype
-) -> Iterator[Callable[[np.ndarray], None]]:
+    path: str | os.PathLike,
+    columns: Sequence[str],
+    dtype: np.dtype,
+    kept: Sequence[tuple[str, Any]] | None = None,
+) -> Iterator[Callable[..., None]]:
     """Open ``path`` for predictions; yield a function that appends one block of rows.
 
     The file is written under a temporary name in the same directory and renamed into place
@@ -516,23 +697,36 @@ def prediction_writer(
         Column names.
     dtype : numpy.dtype
         Dtype of every column (``<U..`` for string labels).
+    kept : sequence of (str, pyarrow.DataType), default=None
+        Columns copied from the input before the predictions (CSV and Parquet only), as
+        :meth:`FeatureBlocks.kept_fields` names them.
 
     Yields
     ------
     callable
-        ``write(block)`` with ``block`` of shape ``(rows,)`` or ``(rows, len(columns))``.
+        ``write(block, kept=None)`` with ``block`` of shape ``(rows,)`` or
+        ``(rows, len(columns))`` and ``kept`` a DataFrame of the kept columns' rows.
     """
     fmt = file_format(path, allowed=OUTPUT_FORMATS, compressions=OUTPUT_CSV_COMPRESSIONS)
+    if kept and fmt == "npy":
+        raise ValueError(f"{os.fspath(path)}: kept columns need a CSV or Parquet output.")
     writer = _WRITERS[fmt]
     if fmt == "csv":
         writer = partial(_csv_writer, compression=os.path.splitext(os.fspath(path))[1].lower())
-    with atomic_output(path) as tmp, writer(tmp, list(columns), np.dtype(dtype)) as write:
+    with (
+        atomic_output(path) as tmp,
+        writer(tmp, list(columns), np.dtype(dtype), list(kept or [])) as write,
+    ):
         yield write
 
 
 @contextmanager
 def _csv_writer(
-    tmp: str, columns: list[str], dtype: np.dtype, compression: str = ".csv"
+    tmp: str,
+    columns: list[str],
+    dtype: np.dtype,
+    kept: list[tuple[str, Any]],
+    compression: str = ".csv",
 ) -> Iterator[Callable]:
     """CSV, compressed when ``compression`` (the destination's last suffix) is one of ours."""
     import bz2
@@ -543,34 +737,42 @@ def _csv_writer(
 
     opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(compression, open)
     with opener(tmp, "wt", newline="", encoding="utf-8") as f:
-        pd.DataFrame(columns=columns).to_csv(f, index=False)  # the header, even for no rows
+        header = [name for name, _ in kept] + columns
+        pd.DataFrame(columns=header).to_csv(f, index=False)  # the header, even for no rows
 
-        def write(block: np.ndarray) -> None:
+        def write(block: np.ndarray, kept_rows: Any = None) -> None:
             frame = pd.DataFrame(block.reshape(len(block), len(columns)), columns=columns)
+            if kept_rows is not None:
+                frame = pd.concat([kept_rows, frame], axis=1)
             frame.to_csv(f, header=False, index=False)
 
         yield write
 
 
 @contextmanager
-def _parquet_writer(tmp: str, columns: list[str], dtype: np.dtype) -> Iterator[Callable]:
+def _parquet_writer(
+    tmp: str, columns: list[str], dtype: np.dtype, kept: list[tuple[str, Any]]
+) -> Iterator[Callable]:
     pq = require_pyarrow()
     import pyarrow as pa
 
     arrow_type = pa.string() if dtype.kind in "UO" else pa.from_numpy_dtype(dtype)
-    schema = pa.schema([(name, arrow_type) for name in columns])
+    schema = pa.schema(kept + [(name, arrow_type) for name in columns])
     with pq.ParquetWriter(tmp, schema) as parquet:
 
-        def write(block: np.ndarray) -> None:
+        def write(block: np.ndarray, kept_rows: Any = None) -> None:
             block = block.reshape(len(block), len(columns))
-            arrays = [pa.array(block[:, j], type=arrow_type) for j in range(len(columns))]
+            arrays = [pa.array(kept_rows[name], type=kind, from_pandas=True) for name, kind in kept]
+            arrays += [pa.array(block[:, j], type=arrow_type) for j in range(len(columns))]
             parquet.write_table(pa.Table.from_arrays(arrays, schema=schema))
 
         yield write
 
 
 @contextmanager
-def _npy_writer(tmp: str, columns: list[str], dtype: np.dtype) -> Iterator[Callable]:
+def _npy_writer(
+    tmp: str, columns: list[str], dtype: np.dtype, kept: list[tuple[str, Any]]
+) -> Iterator[Callable]:
     """Append raw rows after a reserved header; write the header once the row count is known.
 
     A CSV input's row count is unknown until it has been read, so the shape cannot be fixed
@@ -581,7 +783,7 @@ def _npy_writer(tmp: str, columns: list[str], dtype: np.dtype) -> Iterator[Calla
     with open(tmp, "wb") as f:
         f.write(bytes(NPY_HEADER_BYTES))
 
-        def write(block: np.ndarray) -> None:
+        def write(block: np.ndarray, kept_rows: Any = None) -> None:
             nonlocal n_rows
             rows = np.ascontiguousarray(block, dtype=dtype).reshape(len(block), len(columns))
             f.write(rows.tobytes())

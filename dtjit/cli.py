@@ -167,7 +167,8 @@ def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
             "Fit a decision tree on DATA (.csv[.gz], .parquet, .npy, .npz) and save it with "
             "dtjit.save. Table columns other than the target are the features and their "
             "names are kept in the model; they must be numeric, except the columns listed "
-            "with --categorical, which may hold text (leave other text columns out with --drop)."
+            "with --categorical, which may hold text (leave other text columns out with --drop). "
+            "With --validation-fraction or --test it also reports a held-out score."
         ),
     )
     fit.add_argument("data", metavar="DATA", help="training data file")
@@ -198,8 +199,8 @@ def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
         "--drop",
         action="append",
         default=[],
-        metavar="COLUMN",
-        help="leave this table column out of the features (repeatable)",
+        metavar="COLS",
+        help="table columns to leave out of the features, comma-separated (repeatable)",
     )
     columns.add_argument(
         "--categorical",
@@ -214,6 +215,27 @@ def _add_fit(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     columns.add_argument("--x-key", default="X", help="features array in an .npz (default X)")
     columns.add_argument("--y-key", default="y", help="target array in an .npz (default y)")
+    held_out = fit.add_argument_group(
+        "held-out score", "one of these; without them only the training score is shown"
+    ).add_mutually_exclusive_group()
+    held_out.add_argument(
+        "--validation-fraction",
+        type=_open_fraction,
+        metavar="F",
+        help=(
+            "hold out this fraction of DATA's rows (0 < F < 1; stratified by class when "
+            "possible, shuffled with --random-state, default seed 0), fit on the rest and "
+            "report the score on them; the saved model is the one fitted on the rest"
+        ),
+    )
+    held_out.add_argument(
+        "--test",
+        metavar="FILE",
+        help=(
+            "score the fitted model on this file, read like DATA (same --target, --drop, "
+            "--categorical, --y-key; table columns are matched by name)"
+        ),
+    )
     tree = fit.add_argument_group(
         "tree parameters", "passed to the estimator, which validates them (defaults as there)"
     )
@@ -228,17 +250,23 @@ def _run_fit(args: argparse.Namespace) -> int:
 
     if not args.output.endswith(".npz"):  # a model file; a typo like `-o data.csv` overwrote data
         raise ValueError(f"the model file's name must end in .npz, got {args.output}")
-    check_output_dir(args.output, inputs=(args.data, args.target_file))  # before a long fit
-    categorical = [c.strip() for group in args.categorical for c in group.split(",") if c.strip()]
-    data = read_training_data(
-        args.data,
+    check_output_dir(args.output, inputs=(args.data, args.target_file, args.test))
+    if args.test is not None and args.target_file is not None:
+        raise ValueError(
+            "--test reads its target from the file itself (--target or --y-key); it cannot be "
+            "combined with --target-file."
+        )
+    categorical = _column_list(args.categorical)
+    read = partial(
+        read_training_data,
         target=args.target,
-        target_file=args.target_file,
-        drop=args.drop,
+        drop=_column_list(args.drop),
         x_key=args.x_key,
         y_key=args.y_key,
         categorical=categorical,
     )
+    data = read(args.data, target_file=args.target_file)
+    test = read(args.test) if args.test is not None else None  # read before a long fit
     task = infer_task(data.y) if args.task == "auto" else args.task
     params = {}
     for flag, _, _ in TREE_OPTIONS:
@@ -253,21 +281,78 @@ def _run_fit(args: argparse.Namespace) -> int:
             categorical if hasattr(data.X, "columns") else [_column_number(c) for c in categorical]
         )
     model = estimator(**params)
+    n_rows, n_features = data.X.shape
+    X, y = data.X, data.y
+    if args.validation_fraction is not None:
+        X, X_held, y, y_held = _hold_out(
+            data, args.validation_fraction, task, args.random_state or 0
+        )
+    elif test is not None:
+        X_held, y_held = _matching_columns(test.X, data.X, args.test), test.y
     start = time.perf_counter()
-    model.fit(data.X, data.y)
+    model.fit(X, y)
     seconds = time.perf_counter() - start
-    score = model.score(data.X, data.y)
+    score = model.score(X, y)
     save(model, args.output)
 
-    n_rows, n_features = data.X.shape
     target = f"target {data.target_name!r}" if data.target_name else "target from file"
     score_name = "accuracy" if task == "classification" else "R2"
     chosen = " (--task auto)" if args.task == "auto" else ""
     print(f"read {args.data}: {n_rows} rows, {n_features} features, {target}; {task}{chosen}")
     print(describe(model))
-    print(f"fit in {seconds:.2f} s; training {score_name} {score:.4f}")
+    print(f"fit in {seconds:.2f} s on {len(y)} rows; training {score_name} {score:.4f}")
+    if args.validation_fraction is not None:
+        held_score = model.score(X_held, y_held)
+        print(f"validation {score_name} {held_score:.4f} on {len(y_held)} held-out rows")
+    elif test is not None:
+        held_score = model.score(X_held, y_held)
+        print(f"test {score_name} {held_score:.4f} on {len(y_held)} rows of {args.test}")
     print(f"saved {args.output}")
     return EXIT_OK
+
+
+def _column_list(groups: Sequence[str]) -> list[str]:
+    """``["a,b", "c"]`` (a repeatable comma-separated option) -> ``["a", "b", "c"]``."""
+    return [name.strip() for group in groups for name in group.split(",") if name.strip()]
+
+
+def _open_fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {value}")
+    return value
+
+
+def _hold_out(data: Any, fraction: float, task: str, seed: int) -> tuple[Any, Any, Any, Any]:
+    """Split ``data`` into fit rows and held-out rows (stratified when every class allows it)."""
+    from sklearn.model_selection import train_test_split
+
+    n_rows = len(data.y)
+    n_held = int(np.ceil(fraction * n_rows))
+    if n_held >= n_rows:  # ceil, as train_test_split rounds: at least one row is held out
+        raise ValueError(
+            f"--validation-fraction {fraction} of {n_rows} rows leaves no rows to fit on."
+        )
+    stratify = None
+    if task == "classification":
+        _, counts = np.unique(data.y.astype(str), return_counts=True)
+        if counts.min() >= 2 and len(counts) <= n_held and len(counts) <= n_rows - n_held:
+            stratify = data.y
+    return train_test_split(data.X, data.y, test_size=n_held, random_state=seed, stratify=stratify)
+
+
+def _matching_columns(X_test: Any, X_fit: Any, path: str) -> Any:
+    """Return the test features in the fitted column order (tables), checked as predict does."""
+    if not hasattr(X_fit, "columns"):
+        return X_test
+    missing = [c for c in X_fit.columns if c not in X_test.columns]
+    if missing:
+        listed = ", ".join(repr(c) for c in missing)
+        raise ValueError(f"--test {path} lacks the feature column(s) {listed}.")
+    return X_test[list(X_fit.columns)]
 
 
 def _column_number(text: str) -> int:
@@ -359,11 +444,15 @@ def _add_predict(commands: Any, common: argparse.ArgumentParser) -> None:
         _run_predict,
         "predict a data file in blocks with a saved model",
         (
-            "Predict every row of DATA (.csv[.gz], .parquet, .npy memory-mapped, .npz) with "
+            "Predict every row of DATA (.csv[.gz], .parquet, .npy, .npz) with "
             "MODEL, block by block, and write OUT (.csv[.gz|.bz2|.xz], .parquet or .npy, by "
             "extension). "
-            "A model fitted on named columns selects them by name; other columns (such as "
-            "the target) are ignored. OUT appears only when complete."
+            "A model fitted on named columns selects them by name, in any order; other "
+            "columns (such as the target) are ignored unless --keep copies them to OUT. "
+            "(The Python API, like scikit-learn, wants a DataFrame's columns in the fitted "
+            "order; the command reads files whose column order it does not control.) "
+            "OUT appears only when complete. Memory stays near one block whatever the "
+            "size of DATA."
         ),
     )
     predict.add_argument("model", metavar="MODEL", help="model file written by dtjit fit")
@@ -380,6 +469,17 @@ def _add_predict(commands: Any, common: argparse.ArgumentParser) -> None:
         default=DEFAULT_BLOCK_ROWS,
         metavar="N",
         help=f"rows read and predicted at a time (default {DEFAULT_BLOCK_ROWS})",
+    )
+    predict.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="COLS",
+        help=(
+            "table columns of DATA to copy into OUT before the predictions, such as an ID, "
+            "comma-separated (repeatable; CSV or Parquet in and out; CSV values are copied "
+            "as written)"
+        ),
     )
     predict.add_argument("--x-key", default="X", help="features array in an .npz (default X)")
     predict.add_argument(
@@ -402,7 +502,12 @@ def _run_predict(args: argparse.Namespace) -> int:
         prediction_writer,
     )
 
-    file_format(args.output, allowed=OUTPUT_FORMATS, compressions=OUTPUT_CSV_COMPRESSIONS)
+    output_format = file_format(
+        args.output, allowed=OUTPUT_FORMATS, compressions=OUTPUT_CSV_COMPRESSIONS
+    )
+    keep = _column_list(args.keep)
+    if keep and output_format == "npy":
+        raise ValueError("--keep needs a table output (.csv or .parquet), not .npy.")
     check_output_dir(args.output, inputs=(args.data, args.model))
     model = _load_model(args.model)
     is_classifier = hasattr(model, "classes_")
@@ -429,6 +534,7 @@ def _run_predict(args: argparse.Namespace) -> int:
         x_key=args.x_key,
         value_columns=value_columns,
         encode=partial(map_values_predict, columns=columns) if value_columns else None,
+        keep=keep,
     )
     if args.proba:
         columns, dtype = [str(c) for c in model.classes_], np.dtype(np.float64)
@@ -436,26 +542,35 @@ def _run_predict(args: argparse.Namespace) -> int:
     else:
         columns, dtype = ["prediction"], _label_dtype(model)
         predict = model.predict
+    clashing = [c for c in keep if c in columns]
+    if clashing:
+        raise ValueError(
+            f"--keep {','.join(clashing)}: OUT already has a prediction column of that name."
+        )
+    # A CSV's row count is unknown until it is read: its bar counts the file's bytes (the
+    # compressed ones for .csv.gz), which gives a total and an ETA from the start.
+    by_bytes = blocks.n_rows is None
     progress = tqdm(
-        total=blocks.n_rows,
-        unit=" rows",
+        total=blocks.n_bytes if by_bytes else blocks.n_rows,
+        unit="B" if by_bytes else " rows",
         unit_scale=True,
+        unit_divisor=1024 if by_bytes else 1000,
         desc="dtjit predict",
         file=sys.stderr,
         disable=args.quiet or not sys.stderr.isatty(),
     )
     n_rows = 0
     start = time.perf_counter()
-    writer = prediction_writer(args.output, columns, dtype)
+    writer = prediction_writer(args.output, columns, dtype, kept=blocks.kept_fields())
     with warnings.catch_warnings(), progress, writer as write:
         # Columns were matched to feature_names_in_ by name above; blocks reach the model as
         # plain arrays, for which scikit-learn would warn once per block.
         warnings.filterwarnings("ignore", message="X does not have valid feature names")
-        for block in blocks:
+        for block, kept in blocks.with_kept():
             if len(block):  # a header-only CSV yields one empty chunk
-                write(predict(block.view(CategoryCodes) if value_columns else block))
+                write(predict(block.view(CategoryCodes) if value_columns else block), kept)
             n_rows += len(block)
-            progress.update(len(block))
+            progress.update(blocks.bytes_read - progress.n if by_bytes else len(block))
     if not args.quiet:
         seconds = time.perf_counter() - start
         print(f"predicted {n_rows} rows of {args.data} in {seconds:.2f} s, wrote {args.output}")
@@ -491,6 +606,13 @@ def _add_show(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="N",
         help="print nodes down to this depth (text, dot, mermaid; the exporter's default)",
     )
+    show.add_argument(
+        "--decimals",
+        type=int_at_least(0),
+        default=2,
+        metavar="N",
+        help="digits after the decimal point of thresholds and values (default 2)",
+    )
 
 
 def _run_show(args: argparse.Namespace) -> int:
@@ -503,7 +625,7 @@ def _run_show(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--format {args.format} needs dtjit.export.{name}, which this dtjit does not have."
         )
-    kwargs = {}
+    kwargs: dict[str, Any] = {"decimals": args.decimals}
     if args.max_depth is not None:
         if args.format == "rules":
             raise ValueError("--max-depth does not apply to --format rules (rules end at leaves).")

@@ -413,7 +413,7 @@ def test_fit_predict_show_with_text_categories_on_adult(capsys, shared_data, tmp
     assert any(f"{c} in {{" in out for c in ADULT_TEXT)
 
 
-def test_predict_large_npy_through_the_memmap(capsys, tmp_path, monkeypatch):
+def test_predict_large_npy_in_blocks_read_not_mapped(capsys, tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
     n_rows, n_features, block_rows = 1_500_000, 8, 200_000
     X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
@@ -443,8 +443,9 @@ def test_predict_large_npy_through_the_memmap(capsys, tmp_path, monkeypatch):
         block_rows,
     )
     assert code == 0, err
-    # Every block is a view of the memory map, never the whole array.
-    assert all(kind is np.memmap and shape[0] <= block_rows for kind, shape in blocks)
+    # Every block is read into an array of its own (no memory map, whose pages would stay
+    # resident), never the whole array.
+    assert all(kind is np.ndarray and shape[0] <= block_rows for kind, shape in blocks)
     assert sum(shape[0] for _, shape in blocks) == n_rows and len(blocks) == 8
     monkeypatch.undo()
     expected = dtjit.load(tmp_path / "m.npz").predict(X)
@@ -513,7 +514,10 @@ def test_predict_progress_bar_only_on_a_terminal(
             )
             == 0
         )
-        assert ("dtjit predict: 14.0 rows" in terminal.getvalue()) == shown
+        # a CSV's row count is unknown: the bar counts its bytes, with the file size as total
+        size = os.path.getsize(weather_csv)
+        bar = terminal.getvalue()
+        assert (f"| {size}/{size} [" in bar and "B/s]" in bar) == shown, bar
     monkeypatch.undo()
     assert (
         main(["predict", str(weather_model), str(weather_csv), "-o", str(tmp_path / "p.csv")]) == 0
@@ -996,3 +1000,230 @@ def test_show_header_of_a_regressor_and_of_many_classes(capsys, diabetes_data, t
     code, out, err = run(capsys, "show", tmp_path / "c.npz", "--format", "rules")
     assert code == 0, err
     assert out.splitlines()[0].endswith("12 classes (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... 2 more)")
+
+
+# -- column lists, held-out scores, kept columns, decimals ----------------------------------
+def test_drop_and_categorical_take_comma_separated_lists(capsys, weather_csv, tmp_path):
+    models = []
+    for drop in (["--drop", "outlook,windy"], ["--drop", "outlook", "--drop", " windy"]):
+        path = tmp_path / f"m{len(models)}.npz"
+        code, _, err = run(capsys, "fit", weather_csv, "--target", "play", *drop, "-o", path)
+        assert code == 0, err
+        models.append(dtjit.load(path))
+    assert list(models[0].feature_names_in_) == ["temperature", "humidity"]
+    assert_trees_identical(models[0].tree_, models[1].tree_)
+    code, _, err = run(
+        capsys, "fit", weather_csv, "--target", "play", "--drop", "outlook,nope", "-o", path
+    )
+    assert_failed(code, err, "--drop: no column 'nope'")
+
+
+def test_fit_validation_fraction_holds_rows_out_and_scores_them(capsys, tmp_path):
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_iris(return_X_y=True)
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    argv = ["fit", tmp_path / "X.npy", "--target-file", tmp_path / "y.npy", "-o"]
+    code, out, err = run(
+        capsys, *argv, tmp_path / "m.npz", "--validation-fraction", "0.25", "--random-state", 4
+    )
+    assert code == 0, err
+    X_fit, X_held, y_fit, y_held = train_test_split(X, y, test_size=38, random_state=4, stratify=y)
+    direct = DecisionTreeClassifier(random_state=4).fit(X_fit, y_fit)
+    saved = dtjit.load(tmp_path / "m.npz")
+    assert_trees_identical(saved.tree_, direct.tree_)
+    assert f"validation accuracy {direct.score(X_held, y_held):.4f} on 38 held-out rows" in out
+    assert "on 112 rows; training accuracy 1.0000" in out
+    # the default seed is 0, so two runs hold out the same rows and fit the same tree
+    outs = [
+        run(capsys, *argv, tmp_path / f"d{i}.npz", "--validation-fraction", "0.3")[1]
+        for i in range(2)
+    ]
+    assert [o.splitlines()[3] for o in outs] == [outs[0].splitlines()[3]] * 2
+    assert "validation accuracy" in outs[0].splitlines()[3]
+    assert_trees_identical(
+        dtjit.load(tmp_path / "d0.npz").tree_, dtjit.load(tmp_path / "d1.npz").tree_
+    )
+
+
+def test_fit_test_file_is_scored_by_column_name(capsys, shared_data, tmp_path):
+    table = pd.read_csv(shared_data / "weka" / "cpu.csv")
+    train, test = table.iloc[:150], table.iloc[150:]
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test[list(reversed(test.columns))].to_csv(tmp_path / "test.csv", index=False)
+    code, out, err = run(
+        capsys,
+        "fit",
+        tmp_path / "train.csv",
+        "--target",
+        "class",
+        "--test",
+        tmp_path / "test.csv",
+        "--max-depth",
+        4,
+        "-o",
+        tmp_path / "m.npz",
+    )
+    assert code == 0, err
+    model = dtjit.load(tmp_path / "m.npz")
+    expected = model.score(test.drop(columns="class"), test["class"])
+    assert f"test R2 {expected:.4f} on {len(test)} rows of" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--test", "{d}/X.csv", "--target-file", "{d}/y.npy"], "cannot be combined"),
+        (["--test", "{d}/X3.csv", "--target", "y"], "lacks the feature column(s) 'c'"),
+        (["--validation-fraction", "0.999", "--target", "y"], "leaves no rows to fit on"),
+    ],
+)
+def test_fit_held_out_errors(capsys, tmp_path, extra, match):
+    X, y = load_iris(return_X_y=True)
+    np.save(tmp_path / "y.npy", y)
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(y=y)
+    frame.to_csv(tmp_path / "X.csv", index=False)
+    frame.drop(columns="c").to_csv(tmp_path / "X3.csv", index=False)
+    extra = [a.format(d=tmp_path) for a in extra]
+    code, _, err = run(capsys, "fit", tmp_path / "X.csv", *extra, "-o", tmp_path / "m.npz")
+    assert_failed(code, err, match, output=tmp_path / "m.npz")
+
+
+@pytest.mark.parametrize("fraction", ["0", "1", "1.5", "x"])
+def test_fit_validation_fraction_outside_zero_one_is_a_usage_error(capsys, tmp_path, fraction):
+    code = main(["fit", "d.csv", "-o", str(tmp_path / "m.npz"), "--validation-fraction", fraction])
+    assert code == 2 and "--validation-fraction" in capsys.readouterr().err
+
+
+def test_predict_keeps_id_columns_as_written(capsys, weather_csv, weather_model, tmp_path):
+    pytest.importorskip("pyarrow")
+    table = pd.read_csv(weather_csv)
+    ids = [f"{i:03d}" for i in range(len(table))]  # leading zeros must survive
+    table.insert(0, "id", ids)
+    table.to_csv(tmp_path / "w.csv", index=False)
+    table.to_parquet(tmp_path / "w.parquet")
+    expected = dtjit.load(weather_model).predict(table[WEATHER_FEATURES])
+    for data in ("w.csv", "w.parquet"):
+        for out in ("p.csv", "p.csv.gz", "p.parquet"):
+            code, _, err = run(
+                capsys,
+                "predict",
+                weather_model,
+                tmp_path / data,
+                "-o",
+                tmp_path / out,
+                "--keep",
+                "id,outlook",
+                "--keep",
+                "humidity",
+                "--block-rows",
+                5,
+            )
+            assert code == 0, err
+            if out.endswith(".parquet"):
+                result = pd.read_parquet(tmp_path / out)
+            else:
+                result = pd.read_csv(tmp_path / out, dtype={"id": str})
+            assert list(result.columns) == ["id", "outlook", "humidity", "prediction"]
+            assert list(result["id"]) == ids
+            assert list(result["outlook"]) == list(table["outlook"])
+            np.testing.assert_array_equal(result["humidity"], table["humidity"])
+            np.testing.assert_array_equal(result["prediction"], expected)
+
+
+@pytest.mark.parametrize(
+    ("data", "output", "keep", "match"),
+    [
+        ("w.csv", "p.npy", "id", "--keep needs a table output"),
+        ("w.csv", "p.csv", "id,nope", "--keep: no column 'nope'"),
+        ("w.npy", "p.csv", "0", "does not apply to .npy"),
+        ("w.csv", "p.csv", "prediction", "already has a prediction column"),
+    ],
+)
+def test_predict_keep_errors(
+    capsys, weather_csv, weather_model, tmp_path, data, output, keep, match
+):
+    table = pd.read_csv(weather_csv).assign(id=1, prediction=0)
+    table.to_csv(tmp_path / "w.csv", index=False)
+    np.save(tmp_path / "w.npy", table[WEATHER_FEATURES].to_numpy(float))
+    code, _, err = run(
+        capsys, "predict", weather_model, tmp_path / data, "-o", tmp_path / output, "--keep", keep
+    )
+    assert_failed(code, err, match, output=tmp_path / output)
+
+
+def test_show_decimals(capsys, iris_model):
+    outputs = {}
+    for decimals in ("0", "2", "4"):
+        code, out, err = run(capsys, "show", iris_model / "m.npz", "--decimals", decimals)
+        assert code == 0, err
+        outputs[decimals] = out
+    assert "petal" not in outputs["2"]  # an unnamed model: feature_0 ...
+    assert "<= 2.45\n" in outputs["2"] and "<= 2.4500\n" in outputs["4"]
+    assert "<= 2\n" in outputs["0"]
+    code, out, err = run(capsys, "show", iris_model / "m.npz", "--format", "dot", "--decimals", 3)
+    assert code == 0 and "<= 2.450" in out
+    assert main(["show", str(iris_model / "m.npz"), "--decimals", "-1"]) == 2
+
+
+# -- .npy / .npz read in blocks --------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("dtype", "order", "container"),
+    [
+        ("<f8", "C", "npy"),
+        ("<f8", "F", "npy"),
+        (">f4", "C", "npy"),
+        ("<i2", "F", "npy"),
+        ("<f4", "C", "npz"),
+        ("<f8", "F", "npz"),
+        ("<f8", "C", "npz-compressed"),
+        ("<f8", "F", "npz-compressed"),
+    ],
+)
+def test_npy_rows_blocks_equal_the_array(tmp_path, dtype, order, container):
+    from dtjit._datafiles import NpyRows
+
+    rng = np.random.default_rng(0)
+    X = np.asarray(rng.normal(scale=100, size=(1003, 7)), dtype=dtype, order=order)
+    X[5, 3] = np.nan if X.dtype.kind == "f" else 0
+    if container == "npy":
+        path, member = tmp_path / "X.npy", None
+        np.save(path, X)
+    else:
+        path, member = tmp_path / "X.npz", "features"
+        save = np.savez_compressed if container == "npz-compressed" else np.savez
+        save(path, features=X, other=np.arange(3))
+    rows = NpyRows(path, member)
+    assert rows.shape == X.shape and rows.dtype == X.dtype
+    blocks = list(rows.blocks(100))
+    assert [len(b) for b in blocks] == [100] * 10 + [3]
+    np.testing.assert_array_equal(np.concatenate(blocks), X)
+
+
+def test_predict_blocks_of_a_fortran_npy_equal_whole_prediction(capsys, iris_model):
+    X = np.load(iris_model / "X.npy")
+    np.save(iris_model / "XF.npy", np.asfortranarray(X[::-1]))
+    code, _, err = run(
+        capsys,
+        "predict",
+        iris_model / "m.npz",
+        iris_model / "XF.npy",
+        "-o",
+        iris_model / "p.npy",
+        "--proba",
+        "--block-rows",
+        7,
+    )
+    assert code == 0, err
+    expected = dtjit.load(iris_model / "m.npz").predict_proba(X[::-1])
+    np.testing.assert_array_equal(np.load(iris_model / "p.npy"), expected)
+
+
+def test_truncated_npy_is_refused_before_predicting(capsys, iris_model):
+    raw = (iris_model / "X.npy").read_bytes()
+    (iris_model / "cut.npy").write_bytes(raw[:-8])
+    code, _, err = run(
+        capsys, "predict", iris_model / "m.npz", iris_model / "cut.npy", "-o", iris_model / "p.npy"
+    )
+    assert_failed(code, err, "cut.npy is truncated", output=iris_model / "p.npy")

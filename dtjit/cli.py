@@ -609,9 +609,10 @@ def _add_show(commands: Any, common: argparse.ArgumentParser) -> None:
     show.add_argument(
         "--decimals",
         type=int_at_least(0),
-        default=2,
+        default=None,
         metavar="N",
-        help="digits after the decimal point of thresholds and values (default 2)",
+        help="digits of thresholds and values (default: the format's own, as its exporter's; "
+        "DOT rounds like scikit-learn's export_graphviz, without trailing zeros)",
     )
 
 
@@ -625,7 +626,7 @@ def _run_show(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--format {args.format} needs dtjit.export.{name}, which this dtjit does not have."
         )
-    kwargs: dict[str, Any] = {"decimals": args.decimals}
+    kwargs: dict[str, Any] = {} if args.decimals is None else {"decimals": args.decimals}
     if args.max_depth is not None:
         if args.format == "rules":
             raise ValueError("--max-depth does not apply to --format rules (rules end at leaves).")

@@ -1162,8 +1162,9 @@ def test_show_decimals(capsys, iris_model):
     assert "petal" not in outputs["2"]  # an unnamed model: feature_0 ...
     assert "<= 2.45\n" in outputs["2"] and "<= 2.4500\n" in outputs["4"]
     assert "<= 2\n" in outputs["0"]
-    code, out, err = run(capsys, "show", iris_model / "m.npz", "--format", "dot", "--decimals", 3)
-    assert code == 0 and "<= 2.450" in out
+    # DOT rounds as scikit-learn's export_graphviz does: round(x, N), no trailing zeros.
+    code, out, err = run(capsys, "show", iris_model / "m.npz", "--format", "dot", "--decimals", 1)
+    assert code == 0 and "<= 2.4\\n" in out and "<= 2.45" not in out
     assert main(["show", str(iris_model / "m.npz"), "--decimals", "-1"]) == 2
 
 

@@ -74,6 +74,8 @@ DEFAULT_RUNS = 7
 REPEATS = 3
 OPTIONAL_SPLITTERS = ("hist", "random")
 PARTS = ("paths", "every", "compile", "warm")
+# The report's key of each part's results (``--update`` keeps those a run does not measure).
+RESULT_PARTS = ("paths", "every_path", "compile_command", "demo", "warm")
 FIRST_PATH = "iris"  # the key of the headline path (dtjit._first_use)
 
 # The goals, cold CPU seconds (issue 50); edit here. "path" applies to each path but the first.
@@ -408,6 +410,12 @@ def _load(child: dict[str, Any]) -> str:
     return f"load average {child['load_before']:.1f} before, {child['load_after']:.1f} after"
 
 
+def _measured(part: dict[str, Any]) -> str:
+    """When and by which command a part was measured (parts may come from several runs)."""
+    m = part.get("measured")
+    return f" Measured {m['date_utc']} by `{' '.join(m['command'])}`." if m else ""
+
+
 def goal_of(key: str) -> float:
     return GOALS_CPU_S["first fit + predict" if key == FIRST_PATH else "path"]
 
@@ -441,7 +449,7 @@ def paths_section(cold: dict[str, Any]) -> list[str]:
         f"| {imp['dtjit_compiled'] + sum(r['dtjit_compiled'] for r in rows)} | | |",
         "",
         f"The whole process: {cold['process_cpu_s']:.1f} CPU s, {cold['process_wall_s']:.1f} s "
-        f"wall (interpreter start-up and the data included); {_load(cold)}.",
+        f"wall (interpreter start-up and the data included); {_load(cold)}.{_measured(cold)}",
     ]
     return lines
 
@@ -462,7 +470,7 @@ def every_path_section(every: dict[str, Any]) -> list[str]:
         f"wall, {compiled} functions compiled; the whole process {cold['process_cpu_s']:.1f} "
         f"CPU s with its data and {REPEATS} repeats of every step; {_load(cold)}. *Repeat*: "
         f"the fastest of {REPEATS} more runs in the same process; *warm cache*: the same step "
-        "in a process on the normal cache (kernels loaded, not compiled).",
+        "in a process on the normal cache (kernels loaded, not compiled)." + _measured(every),
         "",
         "| step | CPU s | wall s | functions compiled | dtjit kernels | repeat (s) "
         "| warm cache: first (s) |",
@@ -511,7 +519,8 @@ def warm_section(report: dict[str, Any]) -> list[str]:
         "",
         "A figure next to scikit-learn's, not a goal. In-process seconds from before `import "
         "numpy` (numpy + loading iris from `.npy`, then the library's import, fit, predict); "
-        "*whole process* adds the interpreter's start-up and exit, as timed by the parent.",
+        "*whole process* adds the interpreter's start-up and exit, as timed by the parent."
+        + _measured(warm),
         "",
         "| library | numpy + data | import | fit | predict | import + fit + predict "
         "(in process) | whole process |",
@@ -555,14 +564,14 @@ def markdown(report: dict[str, Any]) -> str:
             f"`dtjit compile --jobs {command['jobs']}` in a fresh process on an empty cache (the "
             "same steps, spread over that many processes, then run once more in its own to "
             f"check the cache): {command['wall_s']:.1f} s wall, {command['cpu_s']:.1f} CPU s in "
-            f"all its processes; {_load(command)}.",
+            f"all its processes; {_load(command)}.{_measured(command)}",
         ]
     if report.get("demo"):
         d = report["demo"]
         lines += [
             "",
             f"`dtjit bench` (what `make demo` runs) in a fresh process on an empty cache: "
-            f"{d['wall_s']:.1f} s wall, {d['cpu_s']:.1f} CPU s; {_load(d)}.",
+            f"{d['wall_s']:.1f} s wall, {d['cpu_s']:.1f} CPU s; {_load(d)}.{_measured(d)}",
         ]
     if report.get("warm"):
         lines += ["", *warm_section(report)]
@@ -583,6 +592,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "`paths` only when --paths is given)",
     )
     parser.add_argument("--demo", action="store_true", help="also time `dtjit bench` cold")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="write into startup.json / .md, keeping the parts this run does not measure "
+        "from them (runs of different parts, one after another or at once)",
+    )
     parser.add_argument(
         "--runs",
         type=int,
@@ -645,29 +660,45 @@ def main(argv: list[str] | None = None) -> int:
     missing = {s: p for s in OPTIONAL_SPLITTERS if (p := splitter_problem(s)) is not None}
     report["splitters"] = splitters = ["best", *(s for s in OPTIONAL_SPLITTERS if s not in missing)]
     report["splitters_missing"] = missing
+    full = args.update or (args.paths is None and set(PARTS) <= set(args.parts))
+    paths = (JSON_PATH, MD_PATH) if full else (PARTIAL_JSON_PATH, PARTIAL_MD_PATH)
+
+    def save(part: str, result: dict[str, Any]) -> None:
+        # Written after each part, so a run cut short keeps what it measured.
+        result["measured"] = {
+            "command": report["command"],
+            "load_average_start": load_start,
+            "date_utc": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        }
+        report[part] = result
+        old = json.loads(JSON_PATH.read_text(encoding="utf-8")) if JSON_PATH.exists() else {}
+        if args.update and "goals_cpu_s" in old:  # not from an earlier form of this script
+            for key in RESULT_PARTS:
+                if key not in report and key in old:
+                    report[key] = old[key]
+        publish(report, markdown, *paths, start)  # fmt: skip
+
     if "paths" in args.parts:
         log("per path: one cold process (empty NUMBA_CACHE_DIR), the paths in order ...")
-        report["paths"] = cold = cold_paths(args.paths)
+        cold = cold_paths(args.paths)
         for row in cold["paths"]:
             log(f"    {row['path']}: {row['cpu_s']:.2f} CPU s, {row['wall_s']:.2f} s wall, "
                 f"{row['compiled']} compiled ({row['dtjit_compiled']} dtjit kernels)")  # fmt: skip
+        save("paths", cold)
     if "every" in args.parts:
         log(f"every path: the dtjit compile steps, one cold process on CPU {one_cpu()} ...")
-        report["every_path"] = every_path(splitters)
+        save("every_path", every_path(splitters))
     if "compile" in args.parts:
         log(f"`dtjit compile --jobs {args.compile_jobs}` on an empty cache ...")
-        report["compile_command"] = compile_command(args.compile_jobs)
+        save("compile_command", compile_command(args.compile_jobs))
         log(f"    {report['compile_command']['wall_s']:.1f} s")
     if args.demo:
         log("`dtjit bench` on an empty cache ...")
-        report["demo"] = demo()
+        save("demo", demo())
         log(f"    {report['demo']['wall_s']:.1f} s wall, {report['demo']['cpu_s']:.1f} CPU s")
     if "warm" in args.parts:
         log(f"warm start-up: {args.runs} fresh processes per library, interleaved ...")
-        report["warm"] = warm_startup(args.runs)
-    full = args.paths is None and set(PARTS) <= set(args.parts)
-    publish(report, markdown, *((JSON_PATH, MD_PATH) if full else
-                                (PARTIAL_JSON_PATH, PARTIAL_MD_PATH)), start)  # fmt: skip
+        save("warm", warm_startup(args.runs))
     return 0
 
 

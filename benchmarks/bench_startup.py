@@ -514,8 +514,9 @@ def every_path_section(every: dict[str, Any]) -> list[str]:
 def warm_section(report: dict[str, Any]) -> list[str]:
     warm = report["warm"]
     d, s = warm["dtjit"]["median"], warm["sklearn"]["median"]
+    runs = warm.get("runs", "?")
     lines = [
-        f"## Warm cache: a fresh process fits iris and predicts (median of {report['runs']})",
+        f"## Warm cache: a fresh process fits iris and predicts (median of {runs})",
         "",
         "A figure next to scikit-learn's, not a goal. In-process seconds from before `import "
         "numpy` (numpy + loading iris from `.npy`, then the library's import, fit, predict); "
@@ -698,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"    {report['demo']['wall_s']:.1f} s wall, {report['demo']['cpu_s']:.1f} CPU s")
     if "warm" in args.parts:
         log(f"warm start-up: {args.runs} fresh processes per library, interleaved ...")
-        save("warm", warm_startup(args.runs))
+        save("warm", {**warm_startup(args.runs), "runs": args.runs})
     return 0
 
 

@@ -15,7 +15,8 @@ shared machine they vary far less than wall time.
    each other path <= 10 s. ``--paths KEY,...`` runs a subset (same order).
 2. **Every path, cold, on one core**: the steps of ``dtjit compile``
    (:func:`dtjit._warmup.warm_up_steps`) in one cold process pinned to one CPU
-   (``sched_setaffinity``); per step CPU s, wall s, compiled functions and the fastest of
+   (``sched_setaffinity``; numba keeps the machine's thread count, so ``n_jobs=-1`` still
+   compiles the threaded kernels); per step CPU s, wall s, compiled functions and the fastest of
    :data:`REPEATS` repeats. Goal: every path <= 60 s CPU. The child also lists dtjit's
    kernels the steps did not compile, so "every path" is checked, not assumed. The same
    child then runs on the normal (warm) cache, after a priming run: per-step cache load.
@@ -260,6 +261,7 @@ def steps_child(splitters: list[str]) -> None:
     print(json.dumps({
         "import": import_row, "steps": rows,
         "cpus": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "numba_threads": __import__("numba").config.NUMBA_NUM_THREADS,
         "kernels": kernel_coverage(), "rejected_combinations": sorted(rejected),
         "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR"),
     }))  # fmt: skip
@@ -338,8 +340,12 @@ def cold_paths(keys: list[str] | None) -> dict[str, Any]:
 def every_path(splitters: list[str]) -> dict[str, Any]:
     """Part 2: every ``dtjit compile`` step, cold on one core, then on the warm cache."""
     cmd = this_script("--_steps-child", *splitters)
+    # Pinned to one CPU, numba would start one thread and n_jobs=-1 would never reach the
+    # threaded kernels: it keeps the machine's thread count (at least 2), on that one core.
+    threads = str(max(2, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory(prefix="dtjit-empty-numba-cache-") as empty_cache:
-        cold = run_child(cmd, child_env(NUMBA_CACHE_DIR=empty_cache), cpu=one_cpu())
+        env = child_env(NUMBA_CACHE_DIR=empty_cache, NUMBA_NUM_THREADS=threads)
+        cold = run_child(cmd, env, cpu=one_cpu())
     log(f"    {sum(s['cpu_s'] for s in cold['steps']):.1f} CPU s; warm cache: priming run "
         "(fills the normal cache if it is stale), then the measured one")  # fmt: skip
     run_child(cmd, child_env())
@@ -465,7 +471,8 @@ def every_path_section(every: dict[str, Any]) -> list[str]:
     lines = [
         "## Cold, every path (the steps of `dtjit compile`), on one core",
         "",
-        f"One fresh process on an empty numba cache, pinned to CPU {pinned}: import + every "
+        f"One fresh process on an empty numba cache, pinned to CPU {pinned} (numba "
+        f"threads: {cold.get('numba_threads', '?')}, sharing it): import + every "
         f"step: **{cpu:.1f} CPU s** (goal <= {goal:.0f} s: {_met(cpu, goal)}), {wall:.1f} s "
         f"wall, {compiled} functions compiled; the whole process {cold['process_cpu_s']:.1f} "
         f"CPU s with its data and {REPEATS} repeats of every step; {_load(cold)}. *Repeat*: "

@@ -206,6 +206,8 @@ def warm_up_steps(
                 attempt(splitter, lambda s, e=estimator, c=criterion, X_c=X_c, y_c=y_c: e(
                     splitter=s, criterion=c, max_depth=8, random_state=SEED
                 ).fit(X_c, y_c).predict(X_c))  # fmt: skip
+        # The threaded absolute-error search (the other criteria share the common sweeps).
+        Regressor(criterion="absolute_error", max_depth=4, n_jobs=-1).fit(X, target)
 
     def multi_output() -> None:
         for splitter in splitters:
@@ -213,6 +215,8 @@ def warm_up_steps(
                 iris_X, iris_two).predict_proba(iris_X))  # fmt: skip
             attempt(splitter, lambda s: Regressor(splitter=s, random_state=SEED).fit(
                 diabetes_X, diabetes_two).predict(diabetes_X))  # fmt: skip
+        # The threaded multi-output search.
+        Classifier(max_depth=6, n_jobs=-1).fit(X, np.column_stack([y, X[:, 0] > 0.0]))
 
     # More than 256 classes: the presorted class codes are uint16 (``_estimators._sorted_codes``),
     # which compiles the exact split search and partition once more (32 s on its own).

@@ -98,12 +98,17 @@ def _shared_map(X: np.ndarray) -> mmap.mmap | None:
 def _page_releaser(X: np.ndarray) -> Callable[[int], None]:
     """Return ``release(stop)``: drop the mapped pages of rows ``[0, stop)`` of ``X``.
 
-    A no-op unless ``X`` is a C- or F-contiguous view of a shared memory map on a system
-    with ``madvise``. Only whole pages inside finished rows are released, each once.
+    A no-op unless ``X`` is a view of a shared memory map on a system with ``madvise``
+    whose finished rows fill whole spans of memory: C- or F-contiguous, or rows one after
+    another in reverse (``X[::-1]``, a negative row stride). Only whole pages inside finished
+    rows are released, each once.
     """
     mapping = _shared_map(X)
     if mapping is None or not hasattr(mmap, "MADV_DONTNEED") or X.size == 0:
         return lambda stop: None
+    row_length = X.shape[1] * X.itemsize
+    if X.ndim == 2 and X.strides[1] == X.itemsize and X.strides[0] == -row_length:
+        return _reversed_rows_releaser(X, mapping, row_length)
     if X.flags.c_contiguous:
         # One span: rows follow each other.
         starts, row_bytes = [0], X.strides[0]
@@ -123,5 +128,28 @@ def _page_releaser(X: np.ndarray) -> Callable[[int], None]:
             if end > released[k]:
                 mapping.madvise(mmap.MADV_DONTNEED, released[k], end - released[k])
                 released[k] = end
+
+    return release
+
+
+def _reversed_rows_releaser(
+    X: np.ndarray, mapping: mmap.mmap, row_length: int
+) -> Callable[[int], None]:
+    """``release(stop)`` for rows stored one after another in reverse (``X[::-1]``).
+
+    Row 0 is the last in memory, so the finished rows ``[0, stop)`` are the span from the
+    start of row ``stop - 1`` to the end of row 0, growing towards lower addresses.
+    """
+    map_address = np.frombuffer(mapping, dtype=np.uint8).ctypes.data
+    row0_end = X.ctypes.data - map_address + row_length  # byte after row 0
+    page = mmap.PAGESIZE
+    released = [row0_end // page * page]  # lowest address released so far (none yet)
+
+    def release(stop: int) -> None:
+        first = row0_end - stop * row_length  # start of row stop - 1
+        begin = -(-first // page) * page  # the first whole page inside the finished rows
+        if begin < released[0]:
+            mapping.madvise(mmap.MADV_DONTNEED, begin, released[0] - begin)
+            released[0] = begin
 
     return release

@@ -55,12 +55,12 @@ def test_block_rows_is_a_multiple_of_the_task_size():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
-@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("order", ["C", "F", "C reversed"])
 def test_predicting_on_a_memmap_keeps_the_resident_set_bounded(tmp_path, order):
     """A 320 MB memory-mapped X is scored with far less than 320 MB of extra RSS.
 
     Without releasing finished blocks, every page read stays mapped into the process and
-    the resident set grows by the whole file.
+    the resident set grows by the whole file; a reversed view (``X[::-1]``) too.
     """
     rng = np.random.default_rng(1)
     X_train = rng.normal(size=(2000, 20)).astype(np.float32)
@@ -76,6 +76,8 @@ def test_predicting_on_a_memmap_keeps_the_resident_set_bounded(tmp_path, order):
     X.flush()
     del X
     X = np.load(path, mmap_mode="r")
+    if order == "C reversed":
+        X = X[::-1]
     before = _rss_bytes()
     predicted = est.predict(X)
     grown = _rss_bytes() - before

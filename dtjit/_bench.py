@@ -50,14 +50,17 @@ def _first_call_seconds() -> tuple[float, float]:
     """Time dtjit's first fit + predict in this process, then the same work again.
 
     The first call loads the compiled kernels from numba's on-disk cache, or compiles them
-    when there is no valid cache yet. 10,000 x 20 rows are enough to reach the parallel
-    kernels too, so both the serial (``n_jobs=None``) and the threaded (``n_jobs=-1``)
-    paths are warmed up.
+    when there is no valid cache yet. Its rows reach what the timed fits run: the threaded
+    kernels, and the accelerators of fits from ``ACCELERATE_MIN_ROWS`` rows on (block
+    sweeps, vector partition), so both the serial (``n_jobs=None``) and the threaded
+    (``n_jobs=-1``) paths are warmed up and no timed fit compiles.
     """
     from sklearn.datasets import make_classification
 
+    from ._splitter import ACCELERATE_MIN_ROWS
+
     X, y = make_classification(
-        n_samples=10_000, n_features=N_FEATURES, n_informative=10, random_state=SEED
+        n_samples=ACCELERATE_MIN_ROWS, n_features=N_FEATURES, n_informative=10, random_state=SEED
     )
     X = X.astype(np.float32)
 

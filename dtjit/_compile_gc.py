@@ -20,18 +20,12 @@ threshold one of them sets during a compile is overwritten when it ends.
 from __future__ import annotations
 
 import gc
-from typing import Any
 
 from numba.core import event
 
+from ._compile_notice import dtjit_kernel_name
+
 COMPILE_GC_THRESHOLDS = (20_000, 10, 100)
-
-
-def _compiles_dtjit_kernel(data: Any) -> bool:
-    """Return whether a ``numba:compile`` event is about a kernel defined in dtjit."""
-    dispatcher = data.get("dispatcher") if isinstance(data, dict) else None
-    module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
-    return module == "dtjit" or module.startswith("dtjit.")
 
 
 class CompileCollectionDeferral(event.Listener):
@@ -44,7 +38,7 @@ class CompileCollectionDeferral(event.Listener):
     def on_start(self, ev: event.Event) -> None:
         if self.depth > 0:
             self.depth += 1
-        elif _compiles_dtjit_kernel(ev.data):
+        elif dtjit_kernel_name(ev.data) is not None:
             self.saved = gc.get_threshold()
             gc.set_threshold(*COMPILE_GC_THRESHOLDS)
             self.depth = 1

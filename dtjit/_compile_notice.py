@@ -33,7 +33,7 @@ def dtjit_kernel_name(data: Any) -> str | None:
     module = getattr(py_func, "__module__", None) or ""
     if module != "dtjit" and not module.startswith("dtjit."):
         return None
-    return f"{module}.{py_func.__qualname__}"
+    return f"{module}.{getattr(py_func, '__qualname__', '<kernel>')}"
 
 
 def cache_location() -> str:

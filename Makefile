@@ -50,7 +50,7 @@ lint: $(STAMP_TEST)
 	$(PY) -m pip install --quiet ruff
 	$(PY) -m ruff check dtjit tests benchmarks
 
-# numba's on-disk cache is keyed on the defining file only: clear it after editing _jit.py
+# numba's on-disk cache is keyed on the defining file only: clear it after editing engine/jit.py
 # or a kernel that another module's kernel calls.
 clean-cache:
 	find dtjit -name '__pycache__' -type d -prune -exec rm -rf {} +

@@ -53,7 +53,7 @@ def write_atomic(path: Path, text: str) -> None:
 def _vector_partition() -> bool | None:
     """Whether the installed dtjit partitions with AVX-512 blocks (None: it has no such path)."""
     try:
-        from dtjit._simd import USE_COMPRESS
+        from dtjit.engine.simd import USE_COMPRESS
     except ImportError:
         return None
     return bool(USE_COMPRESS)

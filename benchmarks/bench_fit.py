@@ -108,7 +108,7 @@ DATASETS = ("binary", "10class", "covtype")
 # The fit table's header says which exact partition ran (``machine_info``'s flag).
 PARTITION_NOTE = {
     True: "; exact partition in 16-row AVX-512 blocks",
-    False: "; exact partition row by row (`dtjit._simd.USE_COMPRESS` off)",
+    False: "; exact partition row by row (`dtjit.engine.simd.USE_COMPRESS` off)",
 }
 
 
@@ -184,7 +184,7 @@ class Contender:
 
     @property
     def threads(self) -> int:
-        from dtjit._threads import resolve_n_jobs  # the package's own reading of n_jobs
+        from dtjit.engine.threads import resolve_n_jobs  # the package's own reading of n_jobs
 
         return resolve_n_jobs(self.n_jobs)
 

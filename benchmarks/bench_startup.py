@@ -117,7 +117,7 @@ import json; print(json.dumps({{"numpy_and_data_s": t1 - t0, "import_s": t2 - t1
 # Kernels whose callers pass a literal flag so that each value gets its own code; the
 # second compile buys run time (see the kernel's docstring) and is not listed as waste.
 INTENDED_LITERAL_COPIES = {
-    "dtjit._predict.walk_phase": "with_nan: rows known to hold no NaN skip the NaN test",
+    "dtjit.predict.walk.walk_phase": "with_nan: rows known to hold no NaN skip the NaN test",
 }
 
 
@@ -492,7 +492,7 @@ def every_path_section(every: dict[str, Any]) -> list[str]:
         )
     kernels = cold["kernels"]
     n_kernels = len(kernels["compiled"]) + len(kernels["not_compiled"])
-    missing = [k for k in kernels["not_compiled"] if not k.startswith("dtjit._mdlp.")]
+    missing = [k for k in kernels["not_compiled"] if not k.startswith("dtjit.engine.mdlp.")]
     lines += [
         "",
         f"The steps compiled {len(kernels['compiled'])} of {n_kernels} dtjit kernels (inline "

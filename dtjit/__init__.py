@@ -35,11 +35,11 @@ needs it.
 __version__ = "0.1.0"
 
 from . import criteria, datasets, pruning
-from ._compile_notice import CompileWarning
 from ._estimators import DecisionTreeClassifier, DecisionTreeRegressor
 from ._persist import load, save
 from ._tree import Tree, TreeFormatError, check_tree
 from .discretize import MDLPDiscretizer
+from .engine.compile_notice import CompileWarning
 from .export import (
     export_graphviz,
     export_mermaid,

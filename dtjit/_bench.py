@@ -57,7 +57,7 @@ def _first_call_seconds() -> tuple[float, float]:
     """
     from sklearn.datasets import make_classification
 
-    from ._splitter import ACCELERATE_MIN_ROWS
+    from .engine.sweep_exact import ACCELERATE_MIN_ROWS
 
     X, y = make_classification(
         n_samples=ACCELERATE_MIN_ROWS, n_features=N_FEATURES, n_informative=10, random_state=SEED

@@ -436,7 +436,7 @@ def bin_with_categories(
     Returns
     -------
     codes, bin_offset, bin_min, bin_max : ndarray
-        The binned data of all columns (``_binning.BinnedData`` fields).
+        The binned data of all columns (``binning.BinnedData`` fields).
     nan_bin : ndarray of int64, shape (n_features,)
         Missing-value bin of each categorical column, ``-1`` otherwise.
     """

@@ -21,21 +21,12 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from . import (
-    _binning,
-    _builder,
-    _category_encoding,
-    _display,
-    _partial_dependence,
-    _prune,
-    _routing,
-    _splitter,
-    _two_valued,
-)
-from ._absolute_error import MEDIAN_STAT
-from ._categorical import MAX_CATEGORIES
-from ._criterion import POISSON_EPSILON
-from ._jit import (
+from . import _category_encoding, _display, _prune
+from ._parameters import check_class_weight_values, kernel_count
+from ._tree import Tree
+from .engine import binning, grow, sweep_exact, sweep_two_valued
+from .engine.criterion import POISSON_EPSILON
+from .engine.jit import (
     ABSOLUTE_ERROR,
     CRITERION_CODES,
     ENTROPY,
@@ -46,22 +37,24 @@ from ._jit import (
     multi_output_criterion,
     read_only,
 )
-from ._parameters import check_class_weight_values, kernel_count
-from ._threads import numba_threads, usable_threads
-from ._tree import Tree
+from .engine.sweep_absolute_error import MEDIAN_STAT
+from .engine.sweep_categorical import MAX_CATEGORIES
+from .engine.threads import numba_threads, usable_threads
+from .predict import partial_dependence
+from .predict import routing as _routing
 
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
 # Classes the exact and random splitters can sweep: their presorted class codes are at most
 # uint16 (uint8 up to 256 classes).
 MAX_SORTED_CODES = 1 << 16
-# Criteria the categorical subset search scores (dtjit._categorical). Not absolute_error:
-# ordering categories by median does not give the best subset, and no sound O(k log k) rule
-# is known for it.
+# Criteria the categorical subset search scores (dtjit.engine.sweep_categorical). Not
+# absolute_error: ordering categories by median does not give the best subset, and no sound
+# O(k log k) rule is known for it.
 CATEGORICAL_CRITERIA = frozenset(
     {"gini", "entropy", "log_loss", "gain_ratio", "squared_error", "poisson"}
 )
-# Criteria with a multi-output form (dtjit._multioutput), as in scikit-learn less poisson and
-# absolute_error.
+# Criteria with a multi-output form (dtjit.engine.sweep_multioutput), as in scikit-learn less
+# poisson and absolute_error.
 MULTI_OUTPUT_CRITERIA = frozenset({"gini", "entropy", "log_loss", "squared_error"})
 
 
@@ -276,16 +269,16 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             min_impurity_decrease, min(self.max_features_, n_features), max_leaf_nodes,
             rng_state, n_threads > 1, int(n_threads), bool(getattr(self, "mdl_stop", False)),
         )  # fmt: skip
-        switches = _builder.search_switches(
+        switches = grow.search_switches(
             multi_output_criterion(criterion, n_outputs), bool((cat_slot >= 0).any())
         )
         with numba_threads(n_threads):
             if self.splitter == "hist":
                 max_bins = int(self.max_bins)
                 binned = _category_encoding.bin_with_categories(
-                    X, columns, lambda A: _binning.bin_features(A, max_bins, n_threads)
+                    X, columns, lambda A: binning.bin_features(A, max_bins, n_threads)
                 )
-                built, node_bits = _builder.build_hist(
+                built, node_bits = grow.build_hist(
                     *binned[:4], *build_args, cat_slot, binned[4], n_words, switches[0]
                 )
                 # A numeric feature's NaN bin is its last, where bin_min is NaN; reading
@@ -298,10 +291,10 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                 _check_sorted_code_range(n_sweep, n_outputs, self.splitter)
                 # 0/1 and other two-valued columns are searched from class counts where
                 # that gives the sweep's very splits: unweighted Gini or entropy, one
-                # output, every feature searched by the best splitter (_two_valued). They
+                # output, every feature searched by the best splitter (sweep_two_valued). They
                 # need no presort.
                 two_valued_applies = (
-                    n_samples >= _two_valued.MIN_ROWS
+                    n_samples >= sweep_two_valued.MIN_ROWS
                     and unit_weight
                     and criterion in (GINI, ENTROPY)
                     and n_outputs == 1
@@ -310,17 +303,17 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                     and not getattr(self, "mdl_stop", False)
                 )
                 X = read_only(X)  # one compiled presort for writeable and read-only X
-                two_valued = _two_valued.two_valued_layout(
+                two_valued = sweep_two_valued.two_valued_layout(
                     X, (cat_slot < 0) if two_valued_applies else None, n_threads
                 )
                 unsorted = (two_valued[0] >= 0).astype(np.uint8)
-                sorted_idx, sorted_val = _splitter.presort(X, unsorted, n_threads)
+                sorted_idx, sorted_val = sweep_exact.presort(X, unsorted, n_threads)
                 # NaN sorts last in each presorted feature (read before the build
                 # partitions the columns in place) instead of scanning X again; the
                 # two-valued columns have none.
                 self.features_with_missing_ = np.isnan(sorted_val[:, -1]) & (unsorted == 0)
                 sorted_code = _sorted_codes(sorted_idx, code, n_outputs, unsorted, n_threads)
-                built, node_bits = _builder.build(
+                built, node_bits = grow.build(
                     sorted_idx, sorted_val, sorted_code,
                     *build_args, self.splitter == "random", cat_slot, n_words, two_valued,
                     *switches,
@@ -330,8 +323,8 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             feature, threshold, left, right, missing_left, _depth,
             node_stats, weight, impurity, n_node_samples,
         ) = built  # fmt: skip
-        missing_learned = (missing_left >= _builder.LEARNED_FLAG).astype(np.uint8)
-        missing_left = missing_left % _builder.LEARNED_FLAG
+        missing_learned = (missing_left >= grow.LEARNED_FLAG).astype(np.uint8)
+        missing_left = missing_left % grow.LEARNED_FLAG
 
         if criterion == ABSOLUTE_ERROR:
             value = node_stats[:, MEDIAN_STAT].reshape(-1, 1, 1)
@@ -342,7 +335,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
                     "larger); rescale y before fitting."
                 )
         elif not is_classifier:
-            # The first n_outputs statistics are the sums of w * y (_multioutput's layout).
+            # The first n_outputs statistics are the sums of w * y (sweep_multioutput's layout).
             value = (node_stats[:, :n_outputs] / weight[:, None] / target_scale).reshape(
                 -1, n_outputs, 1
             )
@@ -513,7 +506,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
     def _route(self, X: np.ndarray, payload: np.ndarray) -> np.ndarray:
         """Return ``payload[leaf]`` for each row of a validated X, on ``n_jobs`` threads.
 
-        See :func:`dtjit._routing.route`.
+        See :func:`dtjit.predict.routing.route`.
         """
         # Checked here even when a small X runs serially: set_params after fit is unvalidated.
         threads = usable_threads(self.n_jobs)
@@ -655,9 +648,9 @@ def _classification_sweep(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Return ``code, contrib, n_stats``: what each row adds to the class-count statistics.
 
-    One output: the class code and the weight (``_splitter``). Several: for row ``i`` and
+    One output: the class code and the weight (``sweep_exact``). Several: for row ``i`` and
     output ``o`` the slot ``o * width + class`` and the weight, flattened row by row
-    (``_multioutput``), where ``width`` is the largest of ``n_classes``.
+    (``sweep_multioutput``), where ``width`` is the largest of ``n_classes``.
     """
     width = int(np.max(n_classes))
     if y_encoded.ndim == 1:
@@ -680,7 +673,7 @@ def _regression_sweep(
 
     One output: statistics ``sum(w*y), sum(w*y*y), range(y)`` (and the weighted median for
     absolute error), swept ``sum(w*y)``. Several: those three per output, swept the
-    ``n_outputs`` sums; per-row arrays flattened row by row (``_multioutput``).
+    ``n_outputs`` sums; per-row arrays flattened row by row (``sweep_multioutput``).
     """
     n_samples = sample_weight.shape[0]
     if y.ndim == 1:
@@ -699,7 +692,7 @@ def _sorted_codes(
     unsorted: np.ndarray,
     n_threads: int,
 ) -> np.ndarray:
-    """Return the exact builder's ``sorted_code`` (``_splitter``): uint8, uint16 past 256 codes.
+    """Return the exact builder's ``sorted_code`` (``sweep_exact``): uint8, uint16 past 256 codes.
 
     The partition moves these codes with every id and value, and the sweep reads them, so
     their width is memory traffic on every level: one byte instead of two made covtype's
@@ -717,9 +710,9 @@ def _sorted_codes(
     dtype = np.uint8 if code.size == 0 or code.max() <= np.iinfo(np.uint8).max else np.uint16
     out = np.empty(sorted_idx.shape, dtype=dtype)
     if n_threads > 1 and sorted_idx.size >= PARALLEL_MIN_WORK:
-        _splitter.sorted_codes_parallel(sorted_idx, code, unsorted, n_threads, out)
+        sweep_exact.sorted_codes_parallel(sorted_idx, code, unsorted, n_threads, out)
     else:
-        _splitter.sorted_codes(sorted_idx, code, unsorted, 0, sorted_idx.shape[1], out)
+        sweep_exact.sorted_codes(sorted_idx, code, unsorted, 0, sorted_idx.shape[1], out)
     return out
 
 
@@ -748,7 +741,7 @@ def _power_of_two_scale(a: np.ndarray) -> float:
 
 def _renumber_breadth_first(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Reorder a tree's arrays so node ids are breadth-first (children left before right)."""
-    order = _builder.breadth_first_order(arrays["left"], arrays["right"])
+    order = grow.breadth_first_order(arrays["left"], arrays["right"])
     new_id = np.empty_like(order)
     new_id[order] = np.arange(order.shape[0])
     out = {name: a[order] for name, a in arrays.items()}
@@ -854,7 +847,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         mean target; multiclass searches all subsets up to 12 present categories and one
         ordering per class beyond. A category (or NaN) unseen at a node during fit follows
         that node's ``missing_left`` direction at predict time. See
-        :mod:`dtjit._categorical` for the exact rules.
+        :mod:`dtjit.engine.sweep_categorical` for the exact rules.
 
     Attributes
     ----------
@@ -1139,7 +1132,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         subset). ``squared_error`` and ``poisson`` find the optimal subset by ordering
         categories by mean target. A category (or NaN) unseen at a node during fit follows
         that node's ``missing_left`` direction at predict time. See
-        :mod:`dtjit._categorical` for the exact rules.
+        :mod:`dtjit.engine.sweep_categorical` for the exact rules.
 
     Attributes
     ----------
@@ -1302,7 +1295,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         """Partial dependence at ``grid`` by a weighted walk of the tree, reading no data.
 
         ``sklearn.inspection.partial_dependence`` calls this for its ``method="recursion"``,
-        its default for regression trees (``dtjit._partial_dependence``).
+        its default for regression trees (``dtjit.predict.partial_dependence``).
 
         Parameters
         ----------
@@ -1318,7 +1311,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             grid point, weighted by ``sample_weight``.
         """
         check_is_fitted(self, "tree_")
-        return _partial_dependence.partial_dependence_recursion(self, grid, target_features)
+        return partial_dependence.partial_dependence_recursion(self, grid, target_features)
 
 
 def _check_poisson_root(y: np.ndarray, sample_weight: np.ndarray) -> None:

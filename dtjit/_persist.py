@@ -25,10 +25,7 @@ from sklearn.utils.validation import check_is_fitted as check_fitted
 
 from . import __version__
 from ._atomic import atomic_output
-from ._categorical import MAX_CATEGORIES
 from ._estimators import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
-from ._jit import TREE_LEAF
-from ._threads import resolve_n_jobs
 from ._tree import (
     CATEGORICAL_ARRAYS,
     MISSING_LEARNED,
@@ -36,6 +33,9 @@ from ._tree import (
     Tree,
     TreeFormatError,
 )
+from .engine.jit import TREE_LEAF
+from .engine.sweep_categorical import MAX_CATEGORIES
+from .engine.threads import resolve_n_jobs
 
 FORMAT_NAME = "dtjit-model"
 # Bumped whenever a reader of the old version would misread a new file; a reader refuses

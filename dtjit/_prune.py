@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _pruning
-from ._jit import TREE_LEAF, TREE_UNDEFINED
 from ._tree import Tree
+from .engine.jit import TREE_LEAF, TREE_UNDEFINED
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import TREE_LEAF, inline_kernel, kernel
+from .engine.jit import TREE_LEAF, inline_kernel, kernel
 
 NO_PARENT = -1
 

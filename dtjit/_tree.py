@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ._builder import node_depths
-from ._jit import TREE_LEAF, TREE_UNDEFINED
-from ._predict import PackedTree, pack_nodes
+from .engine.grow import node_depths
+from .engine.jit import TREE_LEAF, TREE_UNDEFINED
+from .predict.walk import PackedTree, pack_nodes
 
 # name -> (dtype, ndim) of every per-node array; the order is the file order.
 NODE_ARRAYS: dict[str, tuple[np.dtype, int]] = {
@@ -285,10 +285,10 @@ class Tree:
         ndarray of intp, shape (n_samples,)
             Leaf ids.
         """
-        from . import _routing
+        from .predict import routing
 
         rows = self._checked_rows(X)
-        return _routing.route(self, rows, self.node_ids(), 1).astype(np.intp, copy=False)
+        return routing.route(self, rows, self.node_ids(), 1).astype(np.intp, copy=False)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Return the ``value`` of the leaf each row reaches, as scikit-learn's ``Tree.predict``.
@@ -320,9 +320,9 @@ class Tree:
         scipy.sparse.csr_matrix of shape (n_samples, node_count)
             Entry ``(i, j)`` is 1 iff row ``i`` passes through node ``j``.
         """
-        from . import _routing
+        from .predict import routing
 
-        return _routing.decision_path(self, self._checked_rows(X))
+        return routing.decision_path(self, self._checked_rows(X))
 
     def _checked_rows(self, X: Any) -> np.ndarray:
         """Return X's first ``n_features`` columns; refuse what scikit-learn's ``Tree`` does.
@@ -359,7 +359,7 @@ class Tree:
             8-byte records (float32 threshold rounded down, so comparisons on float32 rows
             are exact; child, feature and NaN direction packed in 32 bits) placed by cache
             line, the walk's phases and the tree id of each slot; see
-            :func:`dtjit._predict.pack_nodes`.
+            :func:`dtjit.predict.walk.pack_nodes`.
         """
         return self._derive(
             "packed",

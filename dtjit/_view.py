@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._jit import TREE_LEAF
+from .engine.jit import TREE_LEAF
 
 # One fixed colour per class (cycled beyond ten classes): Tableau 10, which stays distinct
 # when lightened towards white.

@@ -83,8 +83,8 @@ def warm_up_steps(
 
     from ._estimators import DecisionTreeClassifier as Classifier
     from ._estimators import DecisionTreeRegressor as Regressor
-    from ._splitter import ACCELERATE_MIN_ROWS
     from .discretize import MDLPDiscretizer
+    from .engine.sweep_exact import ACCELERATE_MIN_ROWS
 
     splitters = splitter_list(splitters)
     if rejected is None:
@@ -138,7 +138,7 @@ def warm_up_steps(
     def discretizer() -> None:
         MDLPDiscretizer().fit(iris_X, iris_y).transform(iris_X)
 
-    # The optional searches are chosen before any kernel runs (``_builder``): each is
+    # The optional searches are chosen before any kernel runs (``grow``): each is
     # compiled on its first use, in these steps.
     iris_nan = iris_X.copy()
     iris_nan[::7, 0] = np.nan
@@ -150,8 +150,9 @@ def warm_up_steps(
     iris_two = np.column_stack([iris_y, iris_y == 1])
     diabetes_two = np.column_stack([diabetes_y, diabetes_X[:, 2]])
 
-    # A 0/1 indicator column: the exact splitter's two-valued search (dtjit._two_valued),
-    # an accelerator of fits from its MIN_ROWS rows on; serial and threaded.
+    # A 0/1 indicator column: the exact splitter's two-valued search
+    # (dtjit.engine.sweep_two_valued), an accelerator of fits from its MIN_ROWS rows on; serial
+    # and threaded.
     iris_indicator = np.column_stack([iris_X, iris_X[:, 0] > 5.8])
     X_indicator = np.column_stack([X, X[:, 0] > 0.0])
     # Rows from which the exact fit's accelerators (block sweeps, vector partition) compile.
@@ -171,7 +172,7 @@ def warm_up_steps(
         )
 
     def hist_two_bins() -> None:
-        # A column of two values is binned by one comparison (_binning.two_bin_switch).
+        # A column of two values is binned by one comparison (binning.two_bin_switch).
         Classifier(splitter="hist", random_state=SEED).fit(iris_indicator, iris_y)
         Classifier(splitter="hist", random_state=SEED, n_jobs=-1).fit(X_indicator, y)
 
@@ -227,7 +228,7 @@ def warm_up_steps(
         model = Classifier(random_state=SEED).fit(X[:n_few_rows], many_labels[:n_few_rows])
         model.predict_proba(X[:n_few_rows])
         Classifier(max_depth=6, random_state=SEED, n_jobs=-1).fit(X, many_labels)
-        # Weighted: the builder renumbers the samples (_splitter.renumber_samples).
+        # Weighted: the builder renumbers the samples (sweep_exact.renumber_samples).
         Classifier(criterion="entropy", max_depth=6, random_state=SEED).fit(
             X[:n_few_rows], many_labels[:n_few_rows], sample_weight=weights[:n_few_rows]
         )

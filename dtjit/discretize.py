@@ -11,8 +11,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._mdlp import mdlp_cut_points
 from ._parameters import kernel_count
+from .engine.mdlp import mdlp_cut_points
 
 # "No depth limit" for the kernel: deeper than any column can be cut.
 _UNLIMITED_DEPTH = np.iinfo(np.int64).max

@@ -43,10 +43,11 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from . import _prune, _routing
+from . import _prune
 from ._estimators import BaseDecisionTree, _power_of_two_scale
-from ._jit import TREE_LEAF
 from ._tree import Tree
+from .engine.jit import TREE_LEAF
+from .predict import routing
 
 RULES = ("min", "1se")
 
@@ -549,7 +550,7 @@ def _node_losses(
     step = max(1, _PATH_ENTRIES // (tree.max_depth + 1))
     for start in range(0, n_rows, step):
         stop = min(start + step, n_rows)
-        paths = _routing.decision_path(tree, X[start:stop], mask)
+        paths = routing.decision_path(tree, X[start:stop], mask)
         rows = start + np.repeat(np.arange(stop - start), np.diff(paths.indptr))
         nodes = paths.indices
         if classification:

@@ -62,7 +62,7 @@ def _bin_slices(sorted_values, max_bins):
 
 
 def reference_bins(X, max_bins):
-    """Bin ``X`` like ``dtjit._binning.bin_features`` (without sampling).
+    """Bin ``X`` like ``dtjit.engine.binning.bin_features`` (without sampling).
 
     Returns
     -------

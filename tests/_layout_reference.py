@@ -1,9 +1,10 @@
-"""Slow, obvious twins of the traversal's planning steps in :mod:`dtjit._predict`.
+"""Slow, obvious twins of the traversal's planning steps in :mod:`dtjit.predict.walk`.
 
-- :func:`reference_line_layout`: the cache-line placement of :func:`dtjit._predict.lay_out_lines`,
+- :func:`reference_line_layout`: the cache-line placement of
+  :func:`dtjit.predict.walk.lay_out_lines`,
   with Python lists and a queue.
 - :func:`reference_phase_cost` / :func:`best_phase_cost_by_brute_force`: the cost model of
-  :func:`dtjit._predict.phase_lengths` and its optimum over every way to cut the depth.
+  :func:`dtjit.predict.walk.phase_lengths` and its optimum over every way to cut the depth.
 - :func:`reference_depths`: node depths by following ``left`` from the root.
 """
 

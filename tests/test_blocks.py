@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dtjit
-from dtjit import _blocks
+from dtjit.predict import blocks as _blocks
 
 
 def _rss_bytes() -> int:

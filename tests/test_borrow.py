@@ -1,4 +1,4 @@
-"""Uncounted array views (``dtjit._borrow``): what they do, and the rule of their use.
+"""Uncounted array views (``dtjit.engine.borrow``): what they do, and the rule of their use.
 
 A borrowed view keeps nothing alive. Used on an array its kernel does not hold for the whole
 loop, it reads freed memory: the trees change, or worse, and nothing raises. So the rule of
@@ -19,8 +19,8 @@ import pytest
 from numba.core.runtime import _nrt_python, rtsys
 
 import dtjit
-from dtjit._borrow import borrowed, keep_alive
-from dtjit._jit import KERNEL_OPTIONS
+from dtjit.engine.borrow import borrowed, keep_alive
+from dtjit.engine.jit import KERNEL_OPTIONS
 
 SOURCES = {
     info.name: inspect.getsource(importlib.import_module(f"dtjit.{info.name}"))

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dtjit
-from dtjit import _builder
+from dtjit.engine import grow as _builder
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -170,7 +170,7 @@ def test_max_features_draws_are_reproducible_and_respect_the_budget():
 @pytest.mark.parametrize("task", ["regression", "weighted classification"])
 def test_renumbered_samples_grow_the_tree_grown_without(monkeypatch, task):
     """The builder renumbers the samples by position as its nodes shrink (regression and
-    weighted fits, ``_splitter.renumber_samples``): the tree is the one grown without it,
+    weighted fits, ``sweep_exact.renumber_samples``): the tree is the one grown without it,
     bit for bit, threads, NaN and a 0/1 column included. Without it here: the
     shrink factor out of reach."""
     rng = np.random.default_rng(8)
@@ -204,7 +204,7 @@ def test_accelerators_grow_the_tree_the_plain_kernels_grow(monkeypatch, splitter
     screened entropy sweep); smaller ones the general sweeps and the row loop. Both must
     grow the same tree, bit for bit: here on the same data, with ties, NaN and 0/1 columns,
     the thresholds moved to take each way."""
-    from dtjit import _splitter, _two_valued
+    from dtjit.engine import sweep_exact, sweep_two_valued
 
     rng = np.random.default_rng(11)
     n = 3000
@@ -218,8 +218,8 @@ def test_accelerators_grow_the_tree_the_plain_kernels_grow(monkeypatch, splitter
     fits = []
     for threshold in (0, 2**40):  # every fit accelerated, then none
         monkeypatch.setattr(_builder, "ACCELERATE_MIN_ROWS", threshold)
-        monkeypatch.setattr(_splitter, "ACCELERATE_MIN_ROWS", threshold)
-        monkeypatch.setattr(_two_valued, "MIN_ROWS", threshold)
+        monkeypatch.setattr(sweep_exact, "ACCELERATE_MIN_ROWS", threshold)
+        monkeypatch.setattr(sweep_two_valued, "MIN_ROWS", threshold)
         est = dtjit.DecisionTreeClassifier(criterion=criterion, splitter=splitter)
         fits.append(est.fit(X, y, sample_weight=weights))
     assert fits[0].tree_.node_count > 50

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
-from dtjit._categorical import MAX_EXHAUSTIVE_CATEGORIES, best_category_subset
-from dtjit._jit import CRITERION_CODES
 from dtjit._tree import Tree, TreeFormatError, read_model_file, write_model_file
+from dtjit.engine.jit import CRITERION_CODES
+from dtjit.engine.sweep_categorical import MAX_EXHAUSTIVE_CATEGORIES, best_category_subset
 from dtjit.export import export_text, to_dict
 
 pd = pytest.importorskip("pandas")

@@ -50,9 +50,16 @@ BUDGETS = {
 
 # What a plain small fit must not reach (accelerators of large fits, threaded twins, other
 # searches): (module.)name fragments matched against the kernels the iris path entered.
-NOT_FOR_A_SMALL_FIT = ("_parallel", "dtjit._two_valued.", "dtjit._hist.", "dtjit._categorical.",
-                       "dtjit._gain_ratio.", "dtjit._multioutput.", "dtjit._absolute_error.",
-                       "in_blocks")  # fmt: skip
+NOT_FOR_A_SMALL_FIT = (
+    "_parallel",
+    "dtjit.engine.sweep_two_valued.",
+    "dtjit.engine.sweep_hist.",
+    "dtjit.engine.sweep_categorical.",
+    "dtjit.engine.gain_ratio.",
+    "dtjit.engine.sweep_multioutput.",
+    "dtjit.engine.sweep_absolute_error.",
+    "in_blocks",
+)
 
 CHILD = textwrap.dedent(
     """

@@ -1,4 +1,4 @@
-"""The collector's thresholds while numba compiles dtjit's kernels (``dtjit._compile_gc``)."""
+"""The collector's thresholds while numba compiles dtjit's kernels (``dtjit.engine.compile_gc``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from numba.core import event
 
-from dtjit import _compile_gc, _splitter
-from dtjit._compile_gc import COMPILE_GC_THRESHOLDS, CompileCollectionDeferral
+from dtjit.engine import compile_gc, sweep_exact
+from dtjit.engine.compile_gc import COMPILE_GC_THRESHOLDS, CompileCollectionDeferral
 
 
 class _Recorder(event.Listener):
@@ -43,13 +43,13 @@ def default_thresholds():
 
 def test_a_dtjit_compile_raises_the_thresholds_and_restores_them(default_thresholds):
     # A new dispatcher of a dtjit function: compiled here, whatever numba's cache holds.
-    fresh = numba.njit(cache=False)(_splitter.first_position_above.py_func)
+    fresh = numba.njit(cache=False)(sweep_exact.first_position_above.py_func)
     recorder = _Recorder()
     with event.install_listener("numba:compile", recorder):
         assert fresh(np.arange(10, dtype=np.float32), 0, 10, 4.5) == 5
-    assert recorder.thresholds[0] == ("dtjit._splitter", COMPILE_GC_THRESHOLDS)
+    assert recorder.thresholds[0] == ("dtjit.engine.sweep_exact", COMPILE_GC_THRESHOLDS)
     assert gc.get_threshold() == default_thresholds
-    assert _compile_gc.DEFERRAL.depth == 0
+    assert compile_gc.DEFERRAL.depth == 0
 
 
 def test_other_compiles_keep_the_thresholds(default_thresholds):
@@ -73,13 +73,13 @@ def _event(module: str, end: bool = False) -> event.Event:
 
 def test_nested_compiles_restore_once_at_the_outermost_end(default_thresholds):
     deferral = CompileCollectionDeferral()
-    deferral.on_start(_event("dtjit._builder"))
+    deferral.on_start(_event("dtjit.engine.grow"))
     deferral.on_start(_event("numba.np.arrayobj"))  # numba's overload, compiled inside
-    deferral.on_start(_event("dtjit._splitter"))
-    deferral.on_end(_event("dtjit._splitter", end=True))
+    deferral.on_start(_event("dtjit.engine.sweep_exact"))
+    deferral.on_end(_event("dtjit.engine.sweep_exact", end=True))
     deferral.on_end(_event("numba.np.arrayobj", end=True))
     assert gc.get_threshold() == COMPILE_GC_THRESHOLDS
-    deferral.on_end(_event("dtjit._builder", end=True))  # also what an error ends with
+    deferral.on_end(_event("dtjit.engine.grow", end=True))  # also what an error ends with
     assert gc.get_threshold() == default_thresholds
     assert deferral.depth == 0
 
@@ -90,9 +90,9 @@ def test_a_dtjit_compile_inside_another_compile_raises_them_for_its_own_span(
     deferral = CompileCollectionDeferral()
     deferral.on_start(_event("user_module"))
     assert gc.get_threshold() == default_thresholds
-    deferral.on_start(_event("dtjit._predict"))
+    deferral.on_start(_event("dtjit.predict.walk"))
     assert gc.get_threshold() == COMPILE_GC_THRESHOLDS
-    deferral.on_end(_event("dtjit._predict", end=True))
+    deferral.on_end(_event("dtjit.predict.walk", end=True))
     assert gc.get_threshold() == default_thresholds
     deferral.on_end(_event("user_module", end=True))
     assert gc.get_threshold() == default_thresholds

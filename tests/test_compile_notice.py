@@ -1,4 +1,4 @@
-"""The first compile of a process says so, once (``dtjit._compile_notice``)."""
+"""The first compile of a process says so, once (``dtjit.engine.compile_notice``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ SCRIPT = textwrap.dedent(
     warnings.simplefilter("always")
     import numpy as np
     from dtjit import DecisionTreeClassifier
-    from dtjit._compile_notice import CompileWarning
+    from dtjit.engine.compile_notice import CompileWarning
     rng = np.random.default_rng(0)
     X = rng.random((60, 3))
     y = (X[:, 0] > 0.5).astype(int)

@@ -32,9 +32,9 @@ from conftest import read_adult, sample_rows
 from sklearn import tree as sk_tree
 
 import dtjit
-from dtjit._absolute_error import absolute_errors_pass, rank_targets
-from dtjit._categorical import best_category_subset
-from dtjit._jit import POISSON
+from dtjit.engine.jit import POISSON
+from dtjit.engine.sweep_absolute_error import absolute_errors_pass, rank_targets
+from dtjit.engine.sweep_categorical import best_category_subset
 
 REGRESSION_CRITERIA = ["poisson", "absolute_error"]
 

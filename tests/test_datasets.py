@@ -131,9 +131,9 @@ def test_play_tennis_information_gains_are_quinlans():
 
 def test_play_tennis_tree_splits_the_root_on_outlook():
     X, y = datasets.load_play_tennis(return_X_y=True)
-    clf = dtjit.DecisionTreeClassifier(
-        criterion="entropy", categorical_features="from_dtype"
-    ).fit(X, y)
+    clf = dtjit.DecisionTreeClassifier(criterion="entropy", categorical_features="from_dtype").fit(
+        X, y
+    )
     root = clf.tree_.feature[0]
     assert X.columns[root] == "outlook"
     # The binary split of largest gain: overcast (always play) against sunny and rainy.
@@ -175,15 +175,24 @@ def test_spam_words_known_gains():
 def test_penguins_counts_and_missing_values():
     penguins = datasets.load_penguins()
     assert penguins["species"].value_counts().to_dict() == {
-        "Adelie": 152, "Gentoo": 124, "Chinstrap": 68
+        "Adelie": 152,
+        "Gentoo": 124,
+        "Chinstrap": 68,
     }
     assert penguins["island"].value_counts().to_dict() == {
-        "Biscoe": 168, "Dream": 124, "Torgersen": 52
+        "Biscoe": 168,
+        "Dream": 124,
+        "Torgersen": 52,
     }
     assert list(penguins["sex"].cat.categories) == ["FEMALE", "MALE"]
     assert penguins.isna().sum().to_dict() == {
-        "species": 0, "island": 0, "culmen_length_mm": 2, "culmen_depth_mm": 2,
-        "flipper_length_mm": 2, "body_mass_g": 2, "sex": 11,
+        "species": 0,
+        "island": 0,
+        "culmen_length_mm": 2,
+        "culmen_depth_mm": 2,
+        "flipper_length_mm": 2,
+        "body_mass_g": 2,
+        "sex": 11,
     }
     numeric = ["culmen_length_mm", "culmen_depth_mm", "flipper_length_mm", "body_mass_g"]
     assert all(penguins[c].dtype == np.float64 for c in numeric)
@@ -207,7 +216,9 @@ def test_module_prints_paths():
     assert [line.split("\t")[0] for line in listing] == datasets.names()
     one = subprocess.run(
         [sys.executable, "-m", "dtjit.datasets", "penguins"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     assert Path(one) == datasets.csv_path("penguins")
     bad = subprocess.run(

@@ -350,14 +350,18 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         sys.path.insert(0, {tests!r})
         from test_estimators import _input_kinds
         from sklearn.datasets import load_iris, load_diabetes
-        from dtjit import (DecisionTreeClassifier, DecisionTreeRegressor, _binning, _builder,
-                           _predict, _splitter, _two_valued)
+        from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
+        from dtjit.engine import binning
+        from dtjit.engine import grow
+        from dtjit.predict import walk
+        from dtjit.engine import sweep_exact
+        from dtjit.engine import sweep_two_valued
 
         tmp = pathlib.Path(sys.argv[1])
-        _two_valued.MIN_ROWS = 0  # the 0/1 column below is searched from bits at any size
+        sweep_two_valued.MIN_ROWS = 0  # the 0/1 column below is searched from bits at any size
         Xc, yc = load_iris(return_X_y=True)
         Xr, yr = load_diabetes(return_X_y=True)
-        # The last column is 0/1: the classifier searches it from bits (_two_valued).
+        # The last column is 0/1: the classifier searches it from bits (sweep_two_valued).
         Xc = np.c_[np.rint(Xc * 10), Xc[:, 0] > 5.8]
         for est, X, y in [
             (DecisionTreeClassifier(), Xc, yc),
@@ -379,16 +383,16 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         w_ro.setflags(write=False)
         for splitter in ("best", "hist"):
             DecisionTreeRegressor(splitter=splitter, max_depth=4).fit(Xr, y_ro, w_ro)
-        modules = {{"_predict": _predict, "_builder": _builder, "_binning": _binning,
-                    "_splitter": _splitter, "_two_valued": _two_valued}}
+        modules = {{"walk": walk, "grow": grow, "binning": binning,
+                    "sweep_exact": sweep_exact, "sweep_two_valued": sweep_two_valued}}
         # Trailing arguments that are switches (True or None): each value a fit uses is a
         # signature of its own, on purpose, so they are left out of the count.
-        for kernel, switches in (("_predict.route_rows_serial", 1),
-                                 ("_predict.decision_path_rows", 0),
-                                 ("_builder.choose_splits", 7), ("_builder.split_nodes", 2),
-                                 ("_binning.code_serial", 0), ("_splitter.sort_columns", 0),
-                                 ("_two_valued.scan_chunks_serial", 0),
-                                 ("_two_valued.fill_high_bits_serial", 0)):
+        for kernel, switches in (("walk.route_rows_serial", 1),
+                                 ("walk.decision_path_rows", 0),
+                                 ("grow.choose_splits", 7), ("grow.split_nodes", 2),
+                                 ("binning.code_serial", 0), ("sweep_exact.sort_columns", 0),
+                                 ("sweep_two_valued.scan_chunks_serial", 0),
+                                 ("sweep_two_valued.fill_high_bits_serial", 0)):
             module, attr = kernel.split(".")
             dispatcher = getattr(modules[module], attr)
             kinds = {{s[:len(s) - switches] for s in dispatcher.signatures}}
@@ -398,14 +402,14 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
     out = _run_python(script, str(tmp_path))
     counts = {line.split()[0]: int(line.split()[1]) for line in out.splitlines() if line}
     assert counts == {
-        "_predict.route_rows_serial": 1,
-        "_predict.decision_path_rows": 1,
-        "_builder.choose_splits": 1,
-        "_builder.split_nodes": 1,
-        "_binning.code_serial": 1,
-        "_splitter.sort_columns": 1,
-        "_two_valued.scan_chunks_serial": 1,
-        "_two_valued.fill_high_bits_serial": 1,
+        "walk.route_rows_serial": 1,
+        "walk.decision_path_rows": 1,
+        "grow.choose_splits": 1,
+        "grow.split_nodes": 1,
+        "binning.code_serial": 1,
+        "sweep_exact.sort_columns": 1,
+        "sweep_two_valued.scan_chunks_serial": 1,
+        "sweep_two_valued.fill_high_bits_serial": 1,
     }, out
 
 
@@ -414,14 +418,15 @@ def test_numpy_scalar_parameters_do_not_add_builder_signatures():
         """
         import numpy as np
         from sklearn.datasets import load_iris
-        from dtjit import DecisionTreeClassifier, _builder
+        from dtjit import DecisionTreeClassifier
+        from dtjit.engine import grow
 
         X, y = load_iris(return_X_y=True)
         DecisionTreeClassifier(max_depth=3).fit(X, y)
         DecisionTreeClassifier(max_depth=np.int32(3)).fit(X, y)
         DecisionTreeClassifier(max_depth=np.int64(3), min_impurity_decrease=np.float32(0.0),
                                max_leaf_nodes=np.int32(5)).fit(X, y)
-        print(len(_builder.mark_sides.signatures))
+        print(len(grow.mark_sides.signatures))
         """
     )
     assert _run_python(script).strip() == "1"
@@ -1128,10 +1133,10 @@ def test_absolute_error_overflow_is_a_clear_error(y):
 @pytest.mark.parametrize("huge", [2**63, 2**64, 10**30])
 def test_integer_parameters_beyond_int64_mean_unlimited(iris_data, param, huge):
     """Past the row count every larger value means the same; 2**64 reached numba's typing."""
-    from dtjit import _builder
+    from dtjit.engine import grow
 
     X, y = iris_data
-    signatures = len(_builder.mark_sides.signatures)
+    signatures = len(grow.mark_sides.signatures)
     got = DecisionTreeClassifier(**{param: huge}).fit(X, y)
     if param in ("max_depth", "max_leaf_nodes"):
         expected = DecisionTreeClassifier().fit(X, y)
@@ -1140,7 +1145,7 @@ def test_integer_parameters_beyond_int64_mean_unlimited(iris_data, param, huge):
     else:  # no node holds that many rows: the root stays a leaf
         assert got.tree_.node_count == 1
     # No uint64 copy of the kernel reading the stopping rules (when it has compiled at all).
-    assert len(_builder.mark_sides.signatures) in (signatures, 1)
+    assert len(grow.mark_sides.signatures) in (signatures, 1)
 
 
 def test_mdlp_integer_parameters_beyond_int64(iris_data):

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from test_builder import _fit_both, datasets, params_strategy, serial_parallel_data
 
 import dtjit
-from dtjit import _binning, _hist, _jit, _splitter
+from dtjit.engine import binning as _binning
+from dtjit.engine import jit, sweep_exact, sweep_hist
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -159,15 +160,15 @@ def test_histograms_and_subtraction_match_add_at(unit_weight):
     binned = _binning.bin_features(X, 17, 1)
     labels = rng.integers(0, n_classes, size=n).astype(np.int32)
     weights = np.ones(n) if unit_weight else rng.integers(1, 5, size=n).astype(np.float64)
-    width = _hist.histogram_width(n_classes, unit_weight)
+    width = sweep_hist.histogram_width(n_classes, unit_weight)
     n_total = binned.bin_offset[-1]
     pool = np.zeros((3, n_total, width))
     small = 1200  # positions [0, small) are the smaller child, [small, n) the larger
-    _hist.build_histograms_serial(
+    sweep_hist.build_histograms_serial(
         np.array([0, 1]), np.array([0, 0]), np.array([n, small]), binned.codes,
         binned.bin_offset, labels, weights, weights, unit_weight, n_classes, pool,
     )  # fmt: skip
-    _hist.subtract_histograms(np.array([2]), np.array([0]), np.array([1]), pool)
+    sweep_hist.subtract_histograms(np.array([2]), np.array([0]), np.array([1]), pool)
     for slot, (a, b) in enumerate([(0, n), (0, small), (small, n)]):
         for f in range(n_features):
             bins = slice(binned.bin_offset[f], binned.bin_offset[f + 1])
@@ -212,10 +213,10 @@ def test_hist_entropy_screen_keeps_the_first_of_tied_proxies(seed):
             continue
         min_leaf = int(rng.choice([1, 1, 3, 10]))
         min_weight = float(rng.choice([0.0, 0.0, 2.5, 7.0]))
-        for criterion in (_jit.ENTROPY, _jit.GAIN_RATIO):
+        for criterion in (jit.ENTROPY, jit.GAIN_RATIO):
             results = []
-            for table in (_splitter.xlogx_table(n_rows), empty):  # screened, then not
-                result = _hist.best_bin_split(
+            for table in (sweep_exact.xlogx_table(n_rows), empty):  # screened, then not
+                result = sweep_hist.best_bin_split(
                     hist, np.int64(0), np.int64(n_bins), np.empty(1, dtype=np.int64),
                     np.int64(-1), bin_min, bin_min + 0.5, np.uint8(0), total, float(n_rows),
                     np.int64(n_rows), np.int64(n_classes), True, np.int64(criterion), table,
@@ -260,19 +261,19 @@ def test_hist_row_sweep_equals_the_bin_sweep(seed):
         min_leaf = int(rng.choice([1, 1, 3, 10]))
         min_weight = float(rng.choice([0.0, 0.0, 2.5, 7.0]))
         grouped = np.empty(n_rows, dtype=np.int32)
-        _hist.group_classes_by_bin(
+        sweep_hist.group_classes_by_bin(
             0, n_rows, codes_2d, 0, listed, len(listed), classes, bin_rows, grouped
         )
         np.testing.assert_array_equal(grouped, classes[np.argsort(codes, kind="stable")])
-        for criterion in (_jit.GINI, _jit.ENTROPY, _jit.GAIN_RATIO):
-            table = _splitter.screening_table(n_rows, True, criterion)
-            expected = _hist.best_bin_split(
+        for criterion in (jit.GINI, jit.ENTROPY, jit.GAIN_RATIO):
+            table = sweep_exact.screening_table(n_rows, True, criterion)
+            expected = sweep_hist.best_bin_split(
                 hist, np.int64(0), np.int64(n_bins), listed, np.int64(len(listed)), bin_min,
                 bin_max, np.uint8(0), total, float(n_rows), np.int64(n_rows),
                 np.int64(n_classes), True, np.int64(criterion), table, np.int64(min_leaf),
                 min_weight, np.zeros(n_classes), True,
             )  # fmt: skip
-            result = _hist.unit_rows_sweep(
+            result = sweep_hist.unit_rows_sweep(
                 np.int64(0), listed, np.int64(len(listed)), bin_rows[0], grouped, bin_min,
                 bin_max, total, float(n_rows), np.int64(n_rows), np.int64(n_classes),
                 np.int64(criterion), table, np.int64(min_leaf), min_weight,

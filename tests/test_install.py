@@ -59,12 +59,26 @@ def wheel(tmp_path_factory) -> Path:
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, source / name)
     shutil.copytree(
-        ROOT / "dtjit", source / "dtjit",
+        ROOT / "dtjit",
+        source / "dtjit",
         ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.pyc"),
     )
     wheelhouse = tmp_path_factory.mktemp("wheelhouse")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-          "--no-index", "--quiet", "-w", str(wheelhouse), str(source)])
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--quiet",
+            "-w",
+            str(wheelhouse),
+            str(source),
+        ]
+    )
     (built,) = wheelhouse.glob("dtjit-*.whl")
     return built
 
@@ -86,15 +100,34 @@ def test_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path: Path):
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bindir / ("python.exe" if os.name == "nt" else "python")
-    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
-                .stdout.strip())
+    site = Path(
+        _run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]
+        ).stdout.strip()
+    )
     # The dependencies, from the test environment (see the module docstring).
     (site / "test-environment.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-          "--no-index", "--quiet", str(wheel)])
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            str(wheel),
+        ]
+    )
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DTJIT_DATA_DIR")}
-    check = _run([str(python), "-c", """
+    check = _run(
+        [
+            str(python),
+            "-c",
+            """
 import dtjit, dtjit.datasets
 from dtjit import criteria
 from dtjit.datasets import load_penguins, load_play_tennis
@@ -106,7 +139,11 @@ parent = criteria.class_counts(weather["play"])
 branches = criteria.branch_counts(weather["outlook"], weather["play"])
 gain = criteria.information_gain(parent, branches)
 assert round(gain, 4) == 0.2467, gain
-"""], cwd=tmp_path, env=env)
+""",
+        ],
+        cwd=tmp_path,
+        env=env,
+    )
     installed = Path(check.stdout.strip().splitlines()[0]).resolve()
     assert installed.is_relative_to(venv.resolve()), installed
     assert not installed.is_relative_to(ROOT)

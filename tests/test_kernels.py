@@ -26,7 +26,8 @@ from _reference import FEATURE_THRESHOLD, entropy, gini
 from numba.core.registry import CPUDispatcher
 
 import dtjit
-from dtjit import _predict, _shared_best, _splitter, _work_queue
+from dtjit.engine import shared_best, sweep_exact, work_queue
+from dtjit.predict import walk as _predict
 
 # Every module of the package, so a new kernel module is checked without being listed here.
 KERNEL_MODULES = [
@@ -138,8 +139,8 @@ BOUNDS_CHECKED_LANE = {"NUMBA_BOUNDSCHECK": "1", "NUMBA_OPT": "0"}
 KERNEL_READING_PAST_THE_END = textwrap.dedent(
     """
     from numba import prange
-    from dtjit._jit import parallel_kernel
-    from dtjit._shared_best import new_shared_best, offer_best, read_best
+    from dtjit.engine.jit import parallel_kernel
+    from dtjit.engine.shared_best import new_shared_best, offer_best, read_best
 
     @parallel_kernel
     def shifted_copy(values, out):
@@ -227,7 +228,7 @@ def test_bounds_checked_kernels(tmp_path):
 
 def test_bounds_checked_lane_checks_parallel_loops(tmp_path):
     """An index past the end inside a prange body raises in the lane (numba alone drops it),
-    also through the shared best's atomic accesses (``_shared_best``: no numba indexing)."""
+    also through the shared best's atomic accesses (``shared_best``: no numba indexing)."""
     (tmp_path / "past_the_end.py").write_text(KERNEL_READING_PAST_THE_END)
     script = textwrap.dedent(
         """
@@ -397,11 +398,11 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
     X[:, 7] = np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 50, size=n))  # NaN last
     skip = np.isin(np.arange(8), skipped).astype(np.uint8)
     if kernel == "serial":
-        idx, val = _splitter.presort(X, skip, 1)
+        idx, val = sweep_exact.presort(X, skip, 1)
     else:
         idx = np.empty((8, n), dtype=np.int32)
         val = np.empty((8, n), dtype=np.float32)
-        _splitter.presort_parallel(X, np.flatnonzero(skip == 0).astype(np.int64), 2, idx, val)
+        sweep_exact.presort_parallel(X, np.flatnonzero(skip == 0).astype(np.int64), 2, idx, val)
     for f in np.flatnonzero(skip == 0):
         expected = np.argsort(X[:, f], kind="stable")
         np.testing.assert_array_equal(idx[f], expected, err_msg=f"feature {f}")
@@ -421,9 +422,9 @@ def test_sorted_codes_follow_the_sorted_ids(n_chunks, dtype):
     out = np.full(idx.shape, 9, dtype=dtype)
     skip = np.array([0, 1, 0], np.uint8)
     if n_chunks is None:
-        _splitter.sorted_codes(idx, code, skip, 0, 100, out)
+        sweep_exact.sorted_codes(idx, code, skip, 0, 100, out)
     else:
-        _splitter.sorted_codes_parallel(idx, code, skip, n_chunks, out)
+        sweep_exact.sorted_codes_parallel(idx, code, skip, n_chunks, out)
     np.testing.assert_array_equal(out[[0, 2]], code[idx[[0, 2]]])
     assert (out[1] == 9).all()  # a skipped feature's row is left as it was
 
@@ -446,7 +447,7 @@ def test_renumbered_samples_keep_every_row_and_value(per_sample_y):
     contrib, weight = rng.random(n), rng.random(n)
     y = rng.random(n) if per_sample_y else np.zeros(1)
     before = idx.copy()
-    new_code, new_contrib, new_weight, new_y = _splitter.renumber_samples(
+    new_code, new_contrib, new_weight, new_y = sweep_exact.renumber_samples(
         idx, np.int64(1), upkeep, code, contrib, weight, y
     )
     np.testing.assert_array_equal(idx[1], np.arange(n))  # the row feature's ids: positions
@@ -465,7 +466,7 @@ def test_sorted_codes_of_a_block_of_positions():
     idx = np.array([[3, 1, 0, 2]], np.int32)
     code = np.array([10, 11, 12, 13], np.int32)
     out = np.zeros((1, 4), np.uint16)
-    _splitter.sorted_codes(idx, code, np.zeros(1, np.uint8), 1, 3, out)
+    sweep_exact.sorted_codes(idx, code, np.zeros(1, np.uint8), 1, 3, out)
     np.testing.assert_array_equal(out[0], [0, 11, 10, 0])
 
 
@@ -502,7 +503,7 @@ def test_add_block_to_left_equals_row_by_row(n_classes):
         sq_left = int(np.sum(start**2))
         sq_right = int(np.sum((total.astype(np.int64) - start) ** 2))
         counts = start.astype(np.int64)
-        got = _splitter.add_block_to_left(
+        got = sweep_exact.add_block_to_left(
             codes, np.uint64(0), np.uint64(n), counts, total, np.int64(n_classes),
             np.int64(sq_left), np.int64(sq_right),
         )  # fmt: skip
@@ -513,8 +514,8 @@ def test_add_block_to_left_equals_row_by_row(n_classes):
 
 
 def _sweep_block():
-    """Scratch for the Gini sweep in blocks (``_splitter.gini_cuts_in_blocks``)."""
-    return np.empty((4, _splitter.SWEEP_BLOCK), dtype=np.int64)
+    """Scratch for the Gini sweep in blocks (``sweep_exact.gini_cuts_in_blocks``)."""
+    return np.empty((4, sweep_exact.SWEEP_BLOCK), dtype=np.int64)
 
 
 @pytest.mark.parametrize("n_classes", [2, 5, 8, 9])
@@ -527,7 +528,7 @@ def test_unit_gini_sweep_on_long_runs_of_ties(n_classes):
     """
     rng = np.random.default_rng(n_classes)
     for trial in range(12):
-        n = _splitter.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 6000))
+        n = sweep_exact.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 6000))
         n_distinct = int(rng.choice([2, 5, 40, 300]))
         val = np.sort(rng.integers(0, n_distinct, size=n)).astype(np.float32)
         if trial % 3 == 1:
@@ -540,10 +541,10 @@ def test_unit_gini_sweep_on_long_runs_of_ties(n_classes):
             codes = np.sort(codes)  # long pure runs
         min_leaf = int(rng.choice([1, 20]))
         total = np.bincount(codes, minlength=n_classes).astype(np.float64)
-        got = _splitter.unit_gini_sweep(
+        got = sweep_exact.unit_gini_sweep(
             val, codes, np.int64(0), np.int64(0), np.int64(n), total, float(n), 0.0,
             np.int64(n_classes), np.int64(min_leaf), np.int64(min_leaf), 0.0,
-            np.zeros(n_classes), _splitter.NO_SPLIT, _sweep_block(),
+            np.zeros(n_classes), sweep_exact.NO_SPLIT, _sweep_block(),
         )  # fmt: skip
         expected = _unit_sweep_reference(val, codes, n_classes, min_leaf, min_leaf)
         assert got == expected, trial
@@ -554,7 +555,7 @@ def _gini_sweep_with_classes(n_classes, segment, limits, known_proxy):
     val, codes, p, counts, start_counts, weight, weight_left = segment
     min_left, min_right, min_weight = limits
     extra = np.zeros(n_classes - 2)
-    return _splitter.unit_gini_sweep(
+    return sweep_exact.unit_gini_sweep(
         val, codes, np.int64(0), np.int64(p), np.int64(len(val)),
         np.concatenate([counts, extra]).astype(np.float64), weight, weight_left,
         np.int64(n_classes), np.int64(min_left), np.int64(min_right), min_weight,
@@ -575,10 +576,10 @@ def test_two_class_gini_sweep_equals_the_general_sweep(seed):
     ``min_samples_leaf`` and ``min_weight_leaf`` limits and known proxies.
     """
     rng = np.random.default_rng(100 + seed)
-    block = _splitter.SWEEP_BLOCK
+    block = sweep_exact.SWEEP_BLOCK
     for trial in range(60):
         if trial % 6 == 5:
-            n = _splitter.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 2000))
+            n = sweep_exact.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 2000))
         else:
             n = int(rng.choice([1, 2, 3, block - 1, block, block + 1, 2 * block + 7]))
             n = max(1, n + int(rng.integers(-1, 2)) * int(rng.integers(0, 3)))
@@ -603,10 +604,10 @@ def test_two_class_gini_sweep_equals_the_general_sweep(seed):
         segment = (val, codes, p, counts, start_counts, weight, weight_left)
         limits = (min_left, min_leaf, min_weight)
 
-        expected = _gini_sweep_with_classes(3, segment, limits, _splitter.NO_SPLIT)
-        assert _gini_sweep_with_classes(2, segment, limits, _splitter.NO_SPLIT) == expected
+        expected = _gini_sweep_with_classes(3, segment, limits, sweep_exact.NO_SPLIT)
+        assert _gini_sweep_with_classes(2, segment, limits, sweep_exact.NO_SPLIT) == expected
         best = expected[0]
-        if best > _splitter.NO_SPLIT:
+        if best > sweep_exact.NO_SPLIT:
             for known_proxy in (best, np.nextafter(best, -np.inf), best - 1e-9 * abs(best)):
                 got = _gini_sweep_with_classes(2, segment, limits, known_proxy)
                 assert got == _gini_sweep_with_classes(3, segment, limits, known_proxy)
@@ -623,7 +624,7 @@ def test_gini_sweep_in_blocks_on_long_distinct_segments(n_classes):
     """
     rng = np.random.default_rng(n_classes)
     for trial in range(3):
-        n = _splitter.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 700))
+        n = sweep_exact.BRANCHY_SWEEP_MIN_ROWS + int(rng.integers(1, 700))
         val = np.sort(rng.normal(size=n)).astype(np.float32)
         val[rng.random(n) < 0.05] = np.float32(0.25)  # a few ties
         val.sort()
@@ -632,7 +633,7 @@ def test_gini_sweep_in_blocks_on_long_distinct_segments(n_classes):
             codes = np.sort(codes)
         total = np.bincount(codes, minlength=n_classes).astype(np.float64)
         expected = _unit_sweep_reference(val, codes, n_classes, 1, 1)
-        for known_proxy in (_splitter.NO_SPLIT, expected[0]):
+        for known_proxy in (sweep_exact.NO_SPLIT, expected[0]):
             got = _unit_sweep("gini", val, codes, total, n_classes, 1, 0.0, known_proxy)
             assert got == expected, (trial, known_proxy)
 
@@ -654,7 +655,7 @@ def test_copy_rows_equals_slice_assignment():
         n = max(stop - first, 0)
         expected[at : at + n] = src[first : first + n]
         kind = np.uint64 if trial % 2 else np.int64
-        end = _splitter.copy_rows(src, kind(first), kind(max(stop, 0)), dst, np.int64(at))
+        end = sweep_exact.copy_rows(src, kind(first), kind(max(stop, 0)), dst, np.int64(at))
         assert end == at + n, trial
         np.testing.assert_array_equal(dst, expected)
 
@@ -671,7 +672,7 @@ def test_parts_of_batch_cut_the_rows_evenly():
         node_start = node_end - sizes
         nodes = rng.permutation(n_nodes).astype(np.int64)
         n_parts = int(rng.integers(1, 6))
-        cuts = _splitter.parts_of_batch(nodes, node_start, node_end, np.int64(n_parts))
+        cuts = sweep_exact.parts_of_batch(nodes, node_start, node_end, np.int64(n_parts))
         assert cuts.shape == (n_parts + 1,)
         assert cuts[0] == 0 and cuts[-1] == n_nodes
         assert np.all(np.diff(cuts) >= 0)
@@ -686,13 +687,13 @@ def test_parts_of_batch_cut_the_rows_evenly():
 def _claim_all(n_items, n_threads):
     owner = np.full(n_items, -1, dtype=np.int64)
     claims = np.zeros(n_items, dtype=np.int64)
-    queue = _work_queue.new_work_queue()
+    queue = work_queue.new_work_queue()
     for t in numba.prange(n_threads):
-        item = _work_queue.claim_item(queue)
+        item = work_queue.claim_item(queue)
         while item < n_items:
             owner[item] = t
             claims[item] += 1
-            item = _work_queue.claim_item(queue)
+            item = work_queue.claim_item(queue)
     return owner, claims
 
 
@@ -707,13 +708,13 @@ def test_work_queue_hands_out_every_item_once(n_threads):
 
 @numba.njit(parallel=True)
 def _offer_all(values, slot_of, n_slots, n_threads):
-    best = _shared_best.new_shared_best(n_slots)
+    best = shared_best.new_shared_best(n_slots)
     for t in numba.prange(n_threads):
         for i in range(t, values.shape[0], n_threads):
-            _shared_best.offer_best(best, slot_of[i], values[i])
+            shared_best.offer_best(best, slot_of[i], values[i])
     seen = np.empty(n_slots)
     for k in range(n_slots):
-        seen[k] = _shared_best.read_best(best, k)
+        seen[k] = shared_best.read_best(best, k)
     return seen
 
 
@@ -729,11 +730,11 @@ def test_shared_best_holds_an_offered_value(n_threads):
     seen = _offer_all(values, slot_of, 7, n_threads)
     python_best = np.full(7, -np.inf)
     for value, k in zip(values, slot_of, strict=True):
-        _shared_best.offer_best(python_best, k, value)
+        shared_best.offer_best(python_best, k, value)
     for k in range(6):
         offered = values[slot_of == k]
         assert seen[k] in offered
-        assert python_best[k] == offered.max() == _shared_best.read_best(python_best, k)
+        assert python_best[k] == offered.max() == shared_best.read_best(python_best, k)
         if n_threads == 1:
             assert seen[k] == offered.max()
     assert seen[6] == -np.inf == python_best[6]
@@ -748,20 +749,20 @@ def _unit_sweep(criterion, val, codes, total, n_classes, min_leaf, min_weight, k
         np.zeros(n_classes), known_proxy,
     )  # fmt: skip
     if criterion == "gini":
-        return _splitter.unit_gini_sweep(*args, _sweep_block())
-    return _splitter.unit_entropy_sweep(*args, _splitter.xlogx_table(n))
+        return sweep_exact.unit_gini_sweep(*args, _sweep_block())
+    return sweep_exact.unit_entropy_sweep(*args, sweep_exact.xlogx_table(n))
 
 
 def test_xlogx_table_holds_n_ln_n_in_fixed_point():
     """Entries are ``n ln n`` in units of ``2**-30``, to the rounding of one float64 product."""
     for n_rows in (0, 1, 5, 100_000):
-        table = _splitter.xlogx_table(n_rows)
+        table = sweep_exact.xlogx_table(n_rows)
         assert table.dtype == np.int64 and table.shape == (n_rows + 1,)
         n = np.arange(1, n_rows + 1, dtype=np.float64)
-        expected = n * np.log(n) * _splitter.XLOGX_SCALE
+        expected = n * np.log(n) * sweep_exact.XLOGX_SCALE
         assert table[0] == 0
         assert np.all(np.abs(table[1:] - expected) <= 1.0 + 4e-16 * expected)
-    assert _splitter.xlogx_table(_splitter.XLOGX_ROWS_LIMIT).shape == (0,)
+    assert sweep_exact.xlogx_table(sweep_exact.XLOGX_ROWS_LIMIT).shape == (0,)
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
@@ -782,7 +783,7 @@ def test_unit_sweeps_keep_the_first_of_tied_proxies(seed, criterion):
     for trial in range(40):
         n_classes = int(rng.integers(2, 6))
         long = trial % 4 == 3
-        n = int(rng.integers(2, 300) + (_splitter.BRANCHY_SWEEP_MIN_ROWS if long else 0))
+        n = int(rng.integers(2, 300) + (sweep_exact.BRANCHY_SWEEP_MIN_ROWS if long else 0))
         if trial % 2:
             pattern = rng.integers(0, n_classes, size=int(rng.integers(1, 6)))
             codes = np.resize(pattern, n)
@@ -800,8 +801,8 @@ def test_unit_sweeps_keep_the_first_of_tied_proxies(seed, criterion):
             val, codes, n_classes, min_rows, min_rows, gini if criterion == "gini" else entropy
         )
         best = expected[0]
-        known = [_splitter.NO_SPLIT]
-        if best > _splitter.NO_SPLIT:
+        known = [sweep_exact.NO_SPLIT]
+        if best > sweep_exact.NO_SPLIT:
             known += [best, np.nextafter(best, -np.inf), best - 1e-9 * abs(best), best + 0.5]
         for known_proxy in known:
             got = _unit_sweep(
@@ -891,11 +892,11 @@ def test_weighted_entropy_sweep_keeps_the_first_of_tied_proxies(seed):
         total = np.zeros(n_classes)
         np.add.at(total, codes, w)
         best = expected[0]
-        known = [_splitter.NO_SPLIT]
-        if best > _splitter.NO_SPLIT:
+        known = [sweep_exact.NO_SPLIT]
+        if best > sweep_exact.NO_SPLIT:
             known += [best, np.nextafter(best, -np.inf), best + 0.5 * abs(best) + 0.5]
         for known_proxy in known:
-            got = _splitter.weighted_entropy_sweep(
+            got = sweep_exact.weighted_entropy_sweep(
                 np.arange(n, dtype=np.int32), val, codes, np.int64(0), np.int64(0),
                 np.int64(n), w, w, total, float(np.sum(w)), 0.0, np.int64(n_classes),
                 np.int64(min_leaf), np.int64(min_leaf), min_weight, np.zeros(5 * n_classes),
@@ -913,13 +914,13 @@ def test_mostly_distinct_looks_at_sixteen_rows():
     the sweeps)."""
     rng = np.random.default_rng(0)
     distinct = np.sort(rng.normal(size=1000)).astype(np.float32)
-    assert _splitter.mostly_distinct(distinct, np.int64(0), np.int64(1000))
+    assert sweep_exact.mostly_distinct(distinct, np.int64(0), np.int64(1000))
     zero_one = np.sort(rng.random(1000) < 0.5).astype(np.float32)
-    assert not _splitter.mostly_distinct(zero_one, np.int64(0), np.int64(1000))
+    assert not sweep_exact.mostly_distinct(zero_one, np.int64(0), np.int64(1000))
     for n_tied in range(17):
         # Rows 1, 2, ..., 16 are the ones looked at in a segment of 17 rows.
         steps = np.ones(17, dtype=np.float32)
         steps[1 : n_tied + 1] = np.float32(1e-8)  # within FEATURE_THRESHOLD of the row before
         val = np.cumsum(steps).astype(np.float32)
         expected = n_tied <= 4
-        assert _splitter.mostly_distinct(val, np.int64(0), np.int64(17)) == expected, n_tied
+        assert sweep_exact.mostly_distinct(val, np.int64(0), np.int64(17)) == expected, n_tied

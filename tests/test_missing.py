@@ -1,6 +1,6 @@
 """Missing values (NaN) in X: split search, builders, prediction, parity with scikit-learn.
 
-scikit-learn 1.9's rules, which dtjit follows (``sklearn/tree/_splitter.pyx``):
+scikit-learn 1.9's rules, which dtjit follows (``sklearn/tree/sweep_exact.pyx``):
 
 - at every candidate threshold the NaN rows of the node go right, then left; the cut "every
   value left, NaN right" (threshold ``+inf``) is tried between the two sweeps; a later
@@ -20,8 +20,8 @@ from _reference import reference_split_with_missing
 from sklearn import tree as sk_tree
 
 import dtjit
-from dtjit import _splitter
 from dtjit.cli import main as cli_main
+from dtjit.engine import sweep_exact
 
 
 def _with_nan(X, fraction, seed):
@@ -42,15 +42,15 @@ def _assert_rows_reproduce_counts(est, X):
 def _kernel_split(
     x, y, w, criterion, n_classes, min_samples_leaf, min_weight_leaf, unit=False, known=-np.inf
 ):
-    """Run ``_splitter.best_splits_of_feature`` on one node holding every row.
+    """Run ``sweep_exact.best_splits_of_feature`` on one node holding every row.
 
     ``unit``: every weight is 1. The sweep then counts rows for the side weights; for
     classification its unit-weight mode also counts rows for the class statistics, and
-    counts long tied groups from the other end (``_splitter.skip_long_first_group``).
+    counts long tied groups from the other end (``sweep_exact.skip_long_first_group``).
     ``known``: the node's best proxy from other features (``_shared_best``).
     """
     is_classifier = criterion != "squared_error"
-    sorted_idx, sorted_val = _splitter.presort(
+    sorted_idx, sorted_val = sweep_exact.presort(
         np.ascontiguousarray(x[:, None]), np.zeros(1, np.uint8), 1
     )
     code = y.astype(np.int32) if is_classifier else np.zeros(len(y), np.int32)
@@ -63,16 +63,16 @@ def _kernel_split(
         total = np.array([total[0], np.sum(w * y * y), np.ptp(y)])
     one = np.zeros(1, np.int64)
     # The builder's table of n ln n: entropy on row counts screens its cuts with it.
-    xlogx = _splitter.xlogx_table(len(x) if unit and criterion == "entropy" else 0)
+    xlogx = sweep_exact.xlogx_table(len(x) if unit and criterion == "entropy" else 0)
     out_proxy, out_pos = np.empty((1, 1)), np.empty((1, 1), np.int64)
     out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)
-    code_of_criterion = dtjit._jit.CRITERION_CODES[criterion]
+    code_of_criterion = dtjit.engine.jit.CRITERION_CODES[criterion]
     unit_weight = unit and is_classifier
     # The switches the builder would pass for a large fit (the accelerated sweeps) with NaN.
-    switches = _splitter.sweep_switches(
+    switches = sweep_exact.sweep_switches(
         False, True, unit_weight, code_of_criterion, n_sweep, float(w.sum()), xlogx, True
     )
-    _splitter.best_splits_of_feature(
+    sweep_exact.best_splits_of_feature(
         np.int64(0), one, np.ones((1, 1), np.uint8), one, np.array([len(x)]), total[None, :],
         np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit_weight,
         unit, xlogx, n_sweep, code_of_criterion, min_samples_leaf, float(min_weight_leaf),

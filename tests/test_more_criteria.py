@@ -23,7 +23,7 @@ from sklearn import tree as sk_tree
 
 import dtjit
 from dtjit import criteria
-from dtjit._absolute_error import absolute_errors_pass, rank_targets
+from dtjit.engine.sweep_absolute_error import absolute_errors_pass, rank_targets
 
 # ----------------------------------------------------------------------------------------
 # Gain ratio

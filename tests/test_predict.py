@@ -1,8 +1,8 @@
-"""The traversal's node layout and phases (``dtjit._predict``) against their slow twins.
+"""The traversal's node layout and phases (``dtjit.predict.walk``) against their slow twins.
 
-The kernels route rows over nodes placed by :func:`~dtjit._predict.lay_out_lines` (sibling
+The kernels route rows over nodes placed by :func:`~dtjit.predict.walk.lay_out_lines` (sibling
 pairs packed into cache lines) and walk in phases chosen by
-:func:`~dtjit._predict.phase_lengths`; whatever the layout and the phases, every row must
+:func:`~dtjit.predict.walk.phase_lengths`; whatever the layout and the phases, every row must
 reach the leaf the plain breadth-first walk of ``tests/_reference.py`` reaches, in both node
 sizes, serial and parallel, with and without NaN.
 """
@@ -22,7 +22,7 @@ from _reference import reference_apply
 from sklearn.datasets import load_diabetes
 
 import dtjit
-from dtjit import _predict
+from dtjit.predict import walk as _predict
 
 
 def _estimators() -> dict[str, tuple[object, np.ndarray]]:

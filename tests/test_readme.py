@@ -50,7 +50,11 @@ def _environment() -> dict[str, str]:
 
 def _run(args: list[str], cwd: Path, what: str) -> None:
     result = subprocess.run(
-        args, cwd=cwd, env=_environment(), capture_output=True, text=True,
+        args,
+        cwd=cwd,
+        env=_environment(),
+        capture_output=True,
+        text=True,
         timeout=TIMEOUT_SECONDS,
     )
     if result.returncode != 0:
@@ -114,6 +118,9 @@ def test_bash_blocks_run(path: Path, tmp_path: Path):
     for i, block in enumerate(code_blocks(path, "bash")):
         if is_setup(block):
             continue
-        _run(["bash", "-e", "-u", "-o", "pipefail", "-c", block], tmp_path,
-             f"bash block {i} of {path.name}")
+        _run(
+            ["bash", "-e", "-u", "-o", "pipefail", "-c", block],
+            tmp_path,
+            f"bash block {i} of {path.name}",
+        )
     assert list(tmp_path.iterdir()), "the commands wrote nothing"

@@ -1,8 +1,8 @@
-"""The vector partition block (``dtjit._simd``) and the partition that uses it, against numpy.
+"""The vector partition block (``dtjit.engine.simd``) and the partition that uses it, against numpy.
 
 ``partition_block`` is checked on any CPU (with LLVM 19 or later): where AVX-512 is missing
 LLVM expands its intrinsics lane by lane, so the result must be the same.
-``partition_serial`` takes the vector path only where ``_simd.USE_COMPRESS`` holds (its test
+``partition_serial`` takes the vector path only where ``simd.USE_COMPRESS`` holds (its test
 prints which it ran).
 """
 
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from llvmlite import binding as llvm_binding
 
-from dtjit import _simd, _splitter
+from dtjit.engine import simd, sweep_exact
 
-# The block's intrinsics need LLVM 19 or later: see ``_simd._MIN_LLVM``.
+# The block's intrinsics need LLVM 19 or later: see ``simd._MIN_LLVM``.
 needs_new_llvm = pytest.mark.skipif(
-    llvm_binding.llvm_version_info < _simd._MIN_LLVM,
+    llvm_binding.llvm_version_info < simd._MIN_LLVM,
     reason="partition_block's intrinsics need LLVM >= 19",
 )
 
@@ -29,10 +29,10 @@ def _partition_by_blocks(idx, val, codes, flags, flip, n_left, out_idx, out_val,
     The right part starts ``STORE_SLACK`` positions after the left part's end.
     """
     to_left = np.uint64(0)
-    to_right = np.uint64(n_left) + np.uint64(_simd.STORE_SLACK)
+    to_right = np.uint64(n_left) + np.uint64(simd.STORE_SLACK)
     p = np.uint64(0)
     while p + np.uint64(16) <= np.uint64(idx.shape[0]):
-        n = _simd.partition_block(idx, val, codes, p, flags, flip, out_idx, out_val, out_codes,
+        n = simd.partition_block(idx, val, codes, p, flags, flip, out_idx, out_val, out_codes,
                                   to_left, to_right)  # fmt: skip
         to_left += n
         to_right += np.uint64(16) - n
@@ -41,7 +41,7 @@ def _partition_by_blocks(idx, val, codes, flags, flip, n_left, out_idx, out_val,
 
 
 def _side_flags(goes_left: np.ndarray) -> np.ndarray:
-    flags = _splitter.new_side_flags(len(goes_left))
+    flags = sweep_exact.new_side_flags(len(goes_left))
     flags[: (len(goes_left) + 7) // 8] = np.packbits(goes_left, bitorder="little")
     return flags
 
@@ -66,7 +66,7 @@ def test_partition_block_is_a_stable_partition(code_dtype, flip):
     flags = _side_flags(bit)
     left = bit[idx] != bool(flip)
     order = np.concatenate([np.flatnonzero(left), np.flatnonzero(~left)])
-    slack = _simd.STORE_SLACK
+    slack = simd.STORE_SLACK
     size = n + 2 * slack + 8  # 8 positions that no store may reach
     out = (np.full(size, -1, np.int32), np.full(size, -1, np.float32), np.zeros(size, code_dtype))
     n_left = int(left.sum())
@@ -107,21 +107,21 @@ def test_partition_serial_against_numpy():
             order = s + np.concatenate([np.flatnonzero(left), np.flatnonzero(~left)])
             for want, got in zip(expected, (sorted_idx, sorted_val, sorted_code), strict=True):
                 want[f, s:e] = got[f, order]
-    _splitter.partition_serial(
+    sweep_exact.partition_serial(
         nodes, starts.astype(np.int64), ends.astype(np.int64), np.full(len(nodes), -1, np.int32),
         flags, flip, left_size, sorted_idx, sorted_val, sorted_code,
-        np.full(n_features, _splitter.UPKEEP_ALWAYS, np.uint8), np.empty((n, 0), np.uint64),
+        np.full(n_features, sweep_exact.UPKEEP_ALWAYS, np.uint8), np.empty((n, 0), np.uint64),
         np.int64((ends - starts).max()), True, None,
     )  # fmt: skip
     for want, got in zip(expected, (sorted_idx, sorted_val, sorted_code), strict=True):
         np.testing.assert_array_equal(got, want)
-    print(f"vector path: {_simd.USE_COMPRESS}")
+    print(f"vector path: {simd.USE_COMPRESS}")
 
 
 @numba.njit
 def _one_block(idx, val, codes, flags, out_idx, out_val, out_codes):
     zero = np.uint64(0)  # with flags of 0 and flip 0 every row goes right, from position 0
-    return _simd.partition_block(idx, val, codes, zero, flags, zero, out_idx, out_val, out_codes,
+    return simd.partition_block(idx, val, codes, zero, flags, zero, out_idx, out_val, out_codes,
                                  zero, zero)  # fmt: skip
 
 

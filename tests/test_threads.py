@@ -1,4 +1,4 @@
-"""Threads where numba's threading layer would kill the process (``dtjit._threads``)."""
+"""Threads where numba's threading layer would kill the process (``dtjit.engine.threads``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import types
 import numba
 import pytest
 
-from dtjit import _threads
+from dtjit.engine import threads as _threads
 
 needs_two_threads = pytest.mark.skipif(
     numba.config.NUMBA_NUM_THREADS < 2, reason="numba has a single thread here"
@@ -56,7 +56,7 @@ FORK_SCRIPT = (
     MODELS
     + """
 import os, signal, sys, time, traceback, warnings
-from dtjit import _threads
+from dtjit.engine import threads as _threads
 from dtjit._warmup import warm_up_steps
 
 expected = fit_all(None)

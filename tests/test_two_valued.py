@@ -1,4 +1,4 @@
-"""Two-valued features searched from class counts (``dtjit._two_valued``).
+"""Two-valued features searched from class counts (``dtjit.engine.sweep_two_valued``).
 
 The layout against a plain Python reading of the columns, and fitted trees against the slow
 reference builder of ``tests/_reference.py``: the path must give the sweep's very splits.
@@ -12,14 +12,14 @@ import pytest
 from _reference import assert_tree_equal, reference_apply, reference_build
 
 import dtjit
-from dtjit import _two_valued
-from dtjit._jit import FEATURE_THRESHOLD
+from dtjit.engine import sweep_two_valued
+from dtjit.engine.jit import FEATURE_THRESHOLD
 
 
 @pytest.fixture(autouse=True)
 def two_valued_at_any_size(monkeypatch):
     """The estimator takes the path from ``MIN_ROWS`` rows on: here, at every size."""
-    monkeypatch.setattr(_two_valued, "MIN_ROWS", 0)
+    monkeypatch.setattr(sweep_two_valued, "MIN_ROWS", 0)
 
 
 def mixed_columns(n, seed, with_nan=False):
@@ -80,7 +80,7 @@ def unpacked(high_bits):
 
 
 def layout_of(X, eligible):
-    return _two_valued.two_valued_layout(np.ascontiguousarray(X), eligible)
+    return sweep_two_valued.two_valued_layout(np.ascontiguousarray(X), eligible)
 
 
 def test_layout_matches_reference():
@@ -128,11 +128,11 @@ def test_chunked_scans_merge_to_the_reference(n_chunks):
     high = np.zeros_like(low)
     state = np.zeros((n_chunks, n_features), dtype=np.uint8)
     eligible = np.ones(n_features, dtype=np.uint8)
-    _two_valued.scan_chunks_serial(X, bounds, eligible, low, high, state)
+    sweep_two_valued.scan_chunks_serial(X, bounds, eligible, low, high, state)
     slot = np.empty(n_features, dtype=np.int64)
     threshold = np.zeros(n_features)
     high_value = np.zeros(n_features, dtype=np.float32)
-    n_two = _two_valued.merge_scans(low, high, state, slot, threshold, high_value)
+    n_two = sweep_two_valued.merge_scans(low, high, state, slot, threshold, high_value)
     ref_slot, ref_threshold, _ = reference_layout(X)
     np.testing.assert_array_equal(slot, ref_slot)
     np.testing.assert_array_equal(threshold[slot >= 0], ref_threshold[ref_slot >= 0])
@@ -142,10 +142,10 @@ def test_chunked_scans_merge_to_the_reference(n_chunks):
 
 def test_parallel_layout_equals_serial_layout():
     X = columns_split_by_chunks(12_000)  # over PARALLEL_MIN_WORK cells: the threaded passes
-    assert X.size >= _two_valued.PARALLEL_MIN_WORK
+    assert X.size >= sweep_two_valued.PARALLEL_MIN_WORK
     eligible = np.ones(X.shape[1], dtype=np.uint8)
-    serial = _two_valued.two_valued_layout(X, eligible, 1)
-    parallel = _two_valued.two_valued_layout(X, eligible, 2)
+    serial = sweep_two_valued.two_valued_layout(X, eligible, 1)
+    parallel = sweep_two_valued.two_valued_layout(X, eligible, 2)
     for a, b in zip(serial, parallel, strict=True):
         np.testing.assert_array_equal(a, b)
     ref_slot, _, ref_high_rows = reference_layout(X)
@@ -244,7 +244,7 @@ def test_serial_and_parallel_builds_are_bit_identical(max_leaf_nodes):
 
 @numba.njit
 def _compiled_lowest_set_bit(word):
-    return _two_valued.lowest_set_bit(word)
+    return sweep_two_valued.lowest_set_bit(word)
 
 
 def test_lowest_set_bit_matches_python_bit_arithmetic():
@@ -256,4 +256,4 @@ def test_lowest_set_bit_matches_python_bit_arithmetic():
     for word in words:
         expected = (word & -word).bit_length() - 1
         assert _compiled_lowest_set_bit(np.uint64(word)) == expected, hex(word)
-        assert _two_valued.lowest_set_bit(np.uint64(word)) == expected, hex(word)
+        assert sweep_two_valued.lowest_set_bit(np.uint64(word)) == expected, hex(word)

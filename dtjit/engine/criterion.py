@@ -7,7 +7,7 @@ A node is summarised by a small statistics vector and its weight ``W``:
   ``stats[2] = max(y) - min(y)`` (so a node of equal targets has impurity exactly 0); with
   ``absolute_error`` also ``stats[3]``, the weighted median.
 
-Multi-output criteria (code ``base + MULTI_OUTPUT * k``, see ``_jit``) lay the statistics out
+Multi-output criteria (code ``base + MULTI_OUTPUT * k``, see ``jit``) lay the statistics out
 per output: classification ``stats[o * width + c]`` is the weighted count of class ``c`` of
 output ``o`` (``width``: the largest number of classes, smaller outputs padded with zeros);
 regression ``stats[o]``, ``stats[k + o]`` and ``stats[2k + o]`` are ``sum(w * y_o)``,
@@ -15,7 +15,7 @@ regression ``stats[o]``, ``stats[k + o]`` and ``stats[2k + o]`` are ``sum(w * y_
 over outputs of each output's impurity.
 
 ``poisson`` and ``absolute_error`` impurities need the node's samples, not only its sums:
-:func:`poisson_loss` and ``_absolute_error.absolute_error_of_segment`` compute them (once per
+:func:`poisson_loss` and ``sweep_absolute_error.absolute_error_of_segment`` compute them (once per
 node, for the chosen split's children).
 
 During the split sweep only the "sweep statistics" are accumulated (the class counts, or
@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._jit import (
+from .jit import (
     ENTROPY,
     EPSILON,
     GAIN_RATIO,
@@ -87,14 +87,14 @@ def node_impurity(criterion, stats, weight, multi_output_search):
     Parameters
     ----------
     criterion : int
-        A criterion code of ``_jit``; a multi-output code only with ``multi_output_search``.
+        A criterion code of ``jit``; a multi-output code only with ``multi_output_search``.
     stats : ndarray of float64, shape (n_stats,)
         Class counts (classification) or ``[sum(w*y), sum(w*y*y), range(y)]`` (regression).
     weight : float
         Weighted number of samples of the node, ``> 0``.
     multi_output_search : True or None
         None when the fit has one output: the multi-output impurity is then left out of
-        the compiled code (``_builder.search_switches``).
+        the compiled code (``grow.search_switches``).
 
     Returns
     -------

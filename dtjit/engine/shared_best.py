@@ -29,7 +29,7 @@ from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from ._jit import inline_kernel
+from .jit import inline_kernel
 
 
 def _float64_slot(context, builder, array_type, array, index_type, k):

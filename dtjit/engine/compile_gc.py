@@ -23,7 +23,7 @@ import gc
 
 from numba.core import event
 
-from ._compile_notice import dtjit_kernel_name
+from .compile_notice import dtjit_kernel_name
 
 COMPILE_GC_THRESHOLDS = (20_000, 10, 100)
 
@@ -36,6 +36,7 @@ class CompileCollectionDeferral(event.Listener):
         self.saved: tuple[int, ...] | None = None
 
     def on_start(self, ev: event.Event) -> None:
+        """Raise the collector's thresholds when a dtjit kernel starts compiling."""
         if self.depth > 0:
             self.depth += 1
         elif dtjit_kernel_name(ev.data) is not None:
@@ -44,6 +45,7 @@ class CompileCollectionDeferral(event.Listener):
             self.depth = 1
 
     def on_end(self, ev: event.Event) -> None:
+        """Restore the thresholds when the outermost dtjit compile ends."""
         if self.depth == 0:
             return
         self.depth -= 1

@@ -20,7 +20,7 @@ every row, a third of covtype's split search.
 Same splits as the sweep: the path is only taken for unweighted classification (Gini or
 entropy, one output, every feature a candidate, no subset or random splits), where every
 statistic is a row count, exact in float64, so the proxies are the same numbers computed by
-the same expressions (``_criterion.single_output_proxy`` mirrors the sweep's).
+the same expressions (``criterion.single_output_proxy`` mirrors the sweep's).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from numba import prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
-from ._borrow import borrowed, keep_alive
-from ._criterion import single_output_proxy
-from ._jit import (
+from .borrow import borrowed, keep_alive
+from .criterion import single_output_proxy
+from .jit import (
     FEATURE_THRESHOLD,
     PARALLEL_MIN_WORK,
     inline_kernel,
@@ -40,9 +40,9 @@ from ._jit import (
     parallel_kernel,
     read_only,
 )
-from ._shared_best import offer_best
-from ._splitter import NO_SPLIT, set_side_flag
-from ._work_queue import claim_item, new_work_queue
+from .shared_best import offer_best
+from .sweep_exact import NO_SPLIT, set_side_flag
+from .work_queue import claim_item, new_work_queue
 
 # Rows from which a fit looks for two-valued columns. The path is an accelerator (it gives
 # the sweep's very splits): a smaller fit sweeps them like any column and does not compile
@@ -241,7 +241,7 @@ def fill_high_bits_of_rows(X, start, end, slot, high, high_bits):
         for b in range(n_words):
             word = np.uint64(0)
             # Unsigned: numba then drops the negative-index wraparound, which kept the loop
-            # from vectorising (31 ms; see "Unsigned positions" in _jit).
+            # from vectorising (31 ms; see "Unsigned positions" in jit).
             for f in range(np.uint64(first[b]), np.uint64(stop[b])):
                 word |= np.uint64(row[f] == target[f]) << shift[f]
             high_bits[i, b] = word
@@ -266,7 +266,7 @@ def bits_in_row_order(two_valued, rows):
     """Return ``two_valued`` with the rows of ``high_bits`` put in the order of ``rows``.
 
     ``rows`` is the row feature's presorted ids: row ``p`` of the result belongs to the
-    sample at position ``p``, and ``_splitter.partition_feature`` keeps it so.
+    sample at position ``p``, and ``sweep_exact.partition_feature`` keeps it so.
     """
     slot, threshold, high_bits = two_valued
     in_order = np.empty_like(high_bits)
@@ -304,11 +304,11 @@ def count_high_rows(codes, start, end, row_bits, counts):
     classes, ``row_bits`` the bits in the same order (:func:`bits_in_row_order`). Only set
     bits cost work. ``counts`` is int64: rows of one class and feature in a row chain their
     updates through memory, and an integer add takes one cycle where a float add takes
-    three or four (as in ``_splitter.unit_gini_sweep``).
+    three or four (as in ``sweep_exact.unit_gini_sweep``).
     """
     counts[:, :] = 0
     n_words = row_bits.shape[1]
-    for p in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
+    for p in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see jit
         c = codes[p]
         for w in range(n_words):
             # One step per set bit, found by tzcnt, then cleared: no branch per bit, whose
@@ -327,10 +327,10 @@ def two_valued_splits_of_node(
 ):  # fmt: skip
     """Score the two-valued features of one node: row ``s`` of the outputs, their columns only.
 
-    Their best proxy is offered to ``node_best[s]`` (``_shared_best``), where the sweep of
+    Their best proxy is offered to ``node_best[s]`` (``shared_best``), where the sweep of
     the node's other features starts from it.
 
-    The candidate and its feasibility are the sweep's (``_splitter.general_sweep``)
+    The candidate and its feasibility are the sweep's (``sweep_exact.general_sweep``)
     for a segment whose ``low`` rows come first: left ``[start, start + n_low)``, right the
     ``n_high`` rows; a side under ``min_samples_leaf`` rows or ``min_weight_leaf`` (unit
     weights: the same count) leaves no split, and so does a feature constant in the node.
@@ -372,7 +372,7 @@ def two_valued_splits_serial(
     out_missing, node_best,
 ):  # fmt: skip
     """Score the two-valued features of every node of a batch (see the module docstring)."""
-    # Uncounted views of the arguments for the loops below (``_borrow``).
+    # Uncounted views of the arguments for the loops below (``borrow``).
     (nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
      out_proxy, out_pos, out_threshold, out_missing, node_best) = borrowed((
         nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
@@ -401,7 +401,7 @@ def two_valued_splits_parallel(
     """Do what :func:`two_valued_splits_serial` does on ``n_chunks`` threads.
 
     Each node writes only its own row of the outputs; the threads claim the nodes one at a
-    time as they come free (``_work_queue``), since a level's nodes come in all sizes.
+    time as they come free (``work_queue``), since a level's nodes come in all sizes.
     """
     queue = new_work_queue()
     for _chunk in prange(n_chunks):
@@ -425,7 +425,7 @@ def high_side_counts(codes, start, end, row_bits, j, out_high):
     word = j >> 6
     shift = np.uint64(j & 63)
     n_high = np.uint64(0)
-    # Branch-free (the bit is data, a branch on it mispredicts), unsigned positions (see _jit).
+    # Branch-free (the bit is data, a branch on it mispredicts), unsigned positions (see jit).
     for p in range(np.uint64(start), np.uint64(end)):
         high = (row_bits[p, word] >> shift) & np.uint64(1)
         out_high[codes[p]] += np.float64(high)
@@ -438,7 +438,7 @@ def mark_two_valued_sides(rows, start, end, row_bits, j, goes_left):
     """Set the side flags of a node's rows split on slot ``j``: ``low`` rows go left."""
     word = j >> 6
     bit = np.uint64(1) << np.uint64(j & 63)
-    for p in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
+    for p in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see jit
         set_side_flag(goes_left, rows[p], (row_bits[p, word] & bit) == np.uint64(0))
 
 

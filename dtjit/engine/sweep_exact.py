@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._borrow import borrowed, keep_alive
-from ._criterion import (
+from .borrow import borrowed, keep_alive
+from .criterion import (
     LN2,
     children_proxy,
     entropy_term,
@@ -32,7 +32,7 @@ from ._criterion import (
     split_proxy,
     squared_error_proxy,
 )
-from ._jit import (
+from .jit import (
     ENTROPY,
     FEATURE_THRESHOLD,
     GAIN_RATIO,
@@ -44,9 +44,9 @@ from ._jit import (
     kernel,
     parallel_kernel,
 )
-from ._shared_best import offer_best, read_best
-from ._simd import BLOCK, SIDE_FLAG_PADDING, STORE_SLACK, USE_COMPRESS, partition_block
-from ._work_queue import claim_item, new_work_queue
+from .shared_best import offer_best, read_best
+from .simd import BLOCK, SIDE_FLAG_PADDING, STORE_SLACK, USE_COMPRESS, partition_block
+from .work_queue import claim_item, new_work_queue
 
 NO_SPLIT = -np.inf
 
@@ -62,7 +62,7 @@ def new_side_flags(n_samples):
     Bits rather than bytes: the partition reads one flag per row of every feature in
     sorted order, so at random sample ids. A million flags take 125 KB as bits, which stays
     in a core's L2 cache, against 1 MB as bytes, which did not (the read was the partition's
-    hottest instruction). The array ends with ``_simd.SIDE_FLAG_PADDING`` zero bytes, which
+    hottest instruction). The array ends with ``simd.SIDE_FLAG_PADDING`` zero bytes, which
     the vector partition's gathers may read.
     """
     return np.zeros(((n_samples + 7) >> 3) + SIDE_FLAG_PADDING, dtype=np.uint8)
@@ -87,7 +87,7 @@ def raise_side_flags(idx, start, end, flags):
 
     For flags cleared beforehand: an OR per sample, where :func:`set_side_flag` also clears.
     """
-    for u in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see _jit
+    for u in range(np.uint64(start), np.uint64(end)):  # unsigned positions: see jit
         i = np.uint64(idx[u])  # unsigned: see side_flag
         flags[i >> np.uint64(3)] |= np.uint8(1) << np.uint8(i & np.uint64(7))
 
@@ -98,7 +98,7 @@ def side_flag(flags, i):
 
     ``i`` is a sample id (int32, never negative), made unsigned so that the byte index is
     too: a signed one gets numba's negative-index fix-up, three of the thirty-odd
-    instructions per row of the partition loop (see "Unsigned positions" in _jit).
+    instructions per row of the partition loop (see "Unsigned positions" in jit).
     """
     u = np.uint64(i)
     return np.int64((flags[u >> np.uint64(3)] >> (u & np.uint64(7))) & np.uint64(1))
@@ -167,7 +167,7 @@ def count_sorted_codes(codes, start, end, extra_start, extra_end, out):
     order of summation does not matter. Returns the row count (the weight).
     """
     out[:] = 0.0
-    # Unsigned positions: see _jit.
+    # Unsigned positions: see jit.
     for p in range(np.uint64(start), np.uint64(end)):
         out[codes[p]] += 1.0
     for p in range(np.uint64(extra_start), np.uint64(extra_end)):
@@ -429,7 +429,7 @@ def gini_cuts_in_blocks(
     total_0_f = total[0]
     total_1_f = total[1] if two_classes else 0.0
     count_1 = counts[1] if two_classes else np.int64(0)
-    # u indexes, i counts within the block (see "Unsigned positions" in _jit).
+    # u indexes, i counts within the block (see "Unsigned positions" in jit).
     first = np.uint64(lo)
     u_stop = np.uint64(stop)
     while first < u_stop:
@@ -502,7 +502,7 @@ def unit_gini_sweep(
     caller checks that the node has fewer than ``EXACT_SQUARES_LIMIT`` rows.
 
     ``known_proxy`` is a proxy that some split of the node is known to reach (another
-    feature's best, see ``_shared_best``; ``NO_SPLIT`` if none): the pre-test then starts
+    feature's best, see ``shared_best``; ``NO_SPLIT`` if none): the pre-test then starts
     from it instead of admitting the first cut, so it turns away the cuts that cannot reach
     it. Every cut reaching it is still scored, ties included, so the result is this
     feature's best whenever that best reaches ``known_proxy``; otherwise it is a lesser cut
@@ -668,8 +668,8 @@ def add_row_to_left_xlogx(c, counts, total, xlogx, sum_left, sum_right):
 def unit_entropy_proxy(counts, total, n_sweep, weight_left, weight):
     """Entropy proxy of a cut with the class counts ``counts`` (int64) on its left side.
 
-    The expression of :func:`_criterion.single_output_proxy` and the general sweep's, for
-    the cuts the unit sweeps' screen lets through (this one's and ``_hist``'s).
+    The expression of :func:`criterion.single_output_proxy` and the general sweep's, for
+    the cuts the unit sweeps' screen lets through (this one's and ``sweep_hist``'s).
     """
     weight_right = weight - weight_left
     entropy_left = 0.0
@@ -805,7 +805,7 @@ def tied_group(idx, val, codes, p, end, sample_weight, unit_sample_weight, weigh
     group_code = codes[p]
     pure = True
     next_weight_left = weight_left + (1.0 if unit_sample_weight else sample_weight[idx[p]])
-    u_end = np.uint64(end)  # unsigned positions (see _jit)
+    u_end = np.uint64(end)  # unsigned positions (see jit)
     u = np.uint64(p + 1)
     while u < u_end and val[u] <= val[u - np.uint64(1)] + FEATURE_THRESHOLD:
         if codes[u] != group_code:
@@ -1223,7 +1223,7 @@ def values_versus_missing_proxy(
     histogram splitters, so both score this cut with the same operations.
 
     A kernel, not inlined: it runs once per (node, feature) with NaN rows. Inlined, it was
-    copied into each of its four callers with :func:`_criterion.split_proxy` inside: 1.7 s
+    copied into each of its four callers with :func:`criterion.split_proxy` inside: 1.7 s
     and 2.2 s of copying over every warm-up step. As a kernel its two signatures compile in
     about 2.5 s, typing included, once instead of four times (the net gain was not measured
     apart).
@@ -1402,7 +1402,7 @@ def best_splits_of_feature(
     (:func:`random_split_in_segment`).
 
     ``node_best[k]`` is the best proxy reached so far by node ``k``'s other features
-    (``_shared_best``, shared with the threads searching them): each sweep starts its
+    (``shared_best``, shared with the threads searching them): each sweep starts its
     pre-test from it, and the proxy this feature reaches is offered back. So a feature that
     loses may report a lesser cut or none (``-inf``) in column ``f``; the winner of the
     builder's reduction over features, and its cut, are the same as without it.
@@ -1423,7 +1423,7 @@ def best_splits_of_feature(
     non-missing values are all equal can still split them from the NaN rows; a feature that
     is all NaN in the node cannot split.
 
-    One kernel per feature, the sweep inlined into its loop over nodes (see ``_jit``): as a
+    One kernel per feature, the sweep inlined into its loop over nodes (see ``jit``): as a
     kernel of its own the per-node search was called once per (node, feature). The NaN
     handling and the choice of sweep are written here rather than in inline helpers because
     numba copies an inlined callee whole, scope included, block by block, at a cost that
@@ -1433,7 +1433,7 @@ def best_splits_of_feature(
     first fit went from 16.7-18.1 s to 13.4-14.6 s without it, three runs each).
     """
     # Scratch held in ``owned`` until the loop is done; the loop hands the inlined sweep
-    # uncounted views (``_borrow``) of it and of every array argument: counted ones cost a
+    # uncounted views (``borrow``) of it and of every array argument: counted ones cost a
     # reference-count update per node and array. The scratch alone (perf, 10 classes 1M x 20,
     # full depth): the runtime's count calls fell from 6.0 % to 3.6 % of the samples. The
     # arguments too, with partition_feature's (perf, Covertype, one thread, full depth):
@@ -1589,12 +1589,12 @@ def best_splits_parallel(
     -----
     Feature ``f`` writes only column ``f`` of the outputs, and the per-node reduction over
     features happens afterwards in feature order. The one thing the threads share is each
-    node's best proxy so far (``_shared_best``), which lets a sweep skip what cannot win;
+    node's best proxy so far (``shared_best``), which lets a sweep skip what cannot win;
     it changes what a losing feature reports, never the winner or its cut: trees are
     bit-identical to the serial version's.
 
     The work items are the parts of each feature's nodes (:func:`parts_of_batch`, one part
-    per thread), claimed by the threads as they come free (``_work_queue``). With one node in
+    per thread), claimed by the threads as they come free (``work_queue``). With one node in
     the batch an item is a whole feature; with many, a part of a feature's rows. Items dealt
     in a fixed pattern left the threads unequal by the items' costs: covtype's ten numeric
     columns cost from one to several times each other, its 44 sparse 0/1 columns nearly
@@ -1667,7 +1667,7 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
 
     A sample of node ``k`` goes left when its flag in ``goes_left`` differs from ``flip[k]``:
     with ``flip[k] == 0`` the flags mark the left child, with 1 the right one (the builder
-    may mark only the smaller child, see ``_builder.apply_splits``). ``left_size[k]`` is the
+    may mark only the smaller child, see ``grow.apply_splits``). ``left_size[k]`` is the
     number of samples that go left: every feature's segment holds the node's samples, so it
     is the left child's size for all of them.
 
@@ -1675,7 +1675,7 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     -----
     Each sample is written once, to its place in the scratch buffers: the left cursor starts
     at 0, the right one at ``left_size[k] + STORE_SLACK`` (the vector blocks write past the
-    rows they keep, see ``_simd``; the scratch has ``PARTITION_SCRATCH_SLACK`` positions more
+    rows they keep, see ``simd``; the scratch has ``PARTITION_SCRATCH_SLACK`` positions more
     than the largest segment). Both parts are then copied back, one array at a time, reading
     and writing in order. Stability keeps each child's segment sorted. The split feature
     itself is already partitioned: its left child is the first ``pos - start`` positions by
@@ -1684,8 +1684,8 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     third time. One write per sample took 0.73-0.88x the time in isolation, 581k rows in
     segments of 50 to 20,000, and Covertype's partition about 0.82x in a profile of its
     fit.) ``vector_blocks`` (True or None, :func:`partition_switch`): where it is True and
-    ``_simd.USE_COMPRESS`` holds (AVX-512), the whole
-    blocks of 16 rows go through ``_simd.partition_block`` (compress, the same result) and
+    ``simd.USE_COMPRESS`` holds (AVX-512), the whole
+    blocks of 16 rows go through ``simd.partition_block`` (compress, the same result) and
     only the tail row by row: the loop 0.41-0.58x the time (Intel Xeon, with compress
     stores to memory); a Covertype fit on one thread 0.88x (AMD Zen 4, compress into a
     register, paired median of 8; with compress stores to memory it had been 2.07x).
@@ -1699,15 +1699,15 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     levels, and the partition was half of the fit. ``upkeep[f]`` says what feature ``f``
     gets: ``UPKEEP_UNLESS_CONSTANT`` the above; ``UPKEEP_ALWAYS`` a partition even where it is
     constant, for the feature whose segments are read as the nodes' row sets
-    (``_absolute_error.rank_targets``, ``_two_valued``); ``UPKEEP_NEVER`` nothing, for the
-    features ``_two_valued`` searches without their segments. The rows of ``row_bits``
+    (``sweep_absolute_error.rank_targets``, ``sweep_two_valued``); ``UPKEEP_NEVER`` nothing, for the
+    features ``sweep_two_valued`` searches without their segments. The rows of ``row_bits``
     follow the ``UPKEEP_ALWAYS`` feature's positions and move with them; ``with_row_bits``
     is None when ``row_bits`` has no column (no two-valued feature), which leaves that
     path out of the compiled code.
     """
     if upkeep[f] == UPKEEP_NEVER:
         return
-    # Uncounted views (``_borrow``): the loop below passes arrays to inlined helpers per node.
+    # Uncounted views (``borrow``): the loop below passes arrays to inlined helpers per node.
     (nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
      sorted_val, sorted_code, upkeep, row_bits, scratch_idx, scratch_val, scratch_code,
      scratch_bits) = borrowed((
@@ -1729,13 +1729,13 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
         n_left = np.uint64(left_size[k])
         if with_row_bits is not None and upkeep[f] == UPKEEP_ALWAYS:
             partition_rows(idx, start, end, goes_left, flip_k, n_left, row_bits, scratch_bits)
-        # Unsigned positions and cursors (see "Unsigned positions" in _jit).
+        # Unsigned positions and cursors (see "Unsigned positions" in jit).
         to_left = np.uint64(0)
         right_part = n_left + np.uint64(STORE_SLACK)
         to_right = right_part
         first = np.uint64(start)
         if vector_blocks is not None and USE_COMPRESS:
-            # 16 rows at a time with compress (``_simd``), the same order and result.
+            # 16 rows at a time with compress (``simd``), the same order and result.
             while first + np.uint64(BLOCK) <= np.uint64(end):
                 n_block_left = partition_block(
                     idx, val, codes, first, goes_left, flip_k, scratch_idx, scratch_val,
@@ -1765,7 +1765,7 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
 def partition_switch(n_samples):
     """Return ``vector_blocks`` of :func:`partition_feature` for a fit of ``n_samples`` rows.
 
-    Vector blocks (``_simd``) where the CPU has them, from ``ACCELERATE_MIN_ROWS`` rows on:
+    Vector blocks (``simd``) where the CPU has them, from ``ACCELERATE_MIN_ROWS`` rows on:
     a smaller fit runs the row loop alone and does not compile the block path.
     """
     return True if USE_COMPRESS and n_samples >= ACCELERATE_MIN_ROWS else None
@@ -1781,7 +1781,7 @@ def copy_rows(src, first, stop, dst, at):
     """Copy ``src[first:stop]`` to ``dst[at:]``; returns the position after the last copied.
 
     The positions may be signed or unsigned; the loop indexes unsigned (see "Unsigned
-    positions" in ``_jit``: the partition copies back every row it moves), and the result
+    positions" in ``jit``: the partition copies back every row it moves), and the result
     is an int64.
     """
     begin = np.uint64(first)
@@ -1889,7 +1889,7 @@ def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip
                      sorted_idx, sorted_val, sorted_code, upkeep, row_bits, max_segment,
                      vector_blocks, with_row_bits):  # fmt: skip
     """Partition every feature's segments of the split nodes, one feature after the other."""
-    # Uncounted views of the arguments for the loops below (``_borrow``).
+    # Uncounted views of the arguments for the loops below (``borrow``).
     (nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
      sorted_val, sorted_code, upkeep, row_bits) = borrowed((
         nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
@@ -2049,7 +2049,7 @@ def copy_columns(X, columns, start, end, out):
     One pass over those rows of X: a column at a time would read a cache line per value,
     i.e. all of X once per column (1M x 20: 20 passes over 80 MB). The column is unsigned
     so that numba drops the negative-index wraparound on both arrays: 0.70x the time on
-    1M x 20 random floats, 0.83x on covtype (see "Unsigned positions" in ``_jit``).
+    1M x 20 random floats, 0.83x on covtype (see "Unsigned positions" in ``jit``).
     """
     for i in range(start, end):
         for k in range(columns.shape[0]):
@@ -2061,7 +2061,7 @@ def copy_columns(X, columns, start, end, out):
 def sort_columns(columns, sorted_idx, sorted_val, queue):
     """Sort the rows ``sorted_val[f]`` of ``columns`` in place; their orders go to ``sorted_idx``.
 
-    The columns are claimed one at a time from ``queue`` (``_work_queue``): called by every
+    The columns are claimed one at a time from ``queue`` (``work_queue``): called by every
     thread of a parallel region with one queue, the threads share them; called alone with a
     fresh queue, it sorts them all. One set of scratch buffers serves all of a caller's
     columns (see :func:`presort_column`).
@@ -2089,7 +2089,7 @@ def presort_parallel(X, columns, n_chunks, sorted_idx, sorted_val):
     The columns are first copied by blocks of rows, so X is read once in all: each thread
     picking its own columns out of every row read all of X per thread, and the two threads
     then competed for memory bandwidth. Then the threads claim the columns one at a time as
-    they come free (``_work_queue``): a column costs one to three radix passes, so columns
+    they come free (``work_queue``): a column costs one to three radix passes, so columns
     dealt in a fixed pattern left one thread waiting for the other.
     """
     n_samples = X.shape[0]
@@ -2106,7 +2106,7 @@ def presort(X, skip, n_threads):
 
     Returns ``sorted_idx, sorted_val``, on ``n_threads`` threads when the work pays for
     parallel regions; the rows of skipped features are uninitialised (the two-valued
-    columns of ``_two_valued``, which nothing reads there).
+    columns of ``sweep_two_valued``, which nothing reads there).
 
     Notes
     -----

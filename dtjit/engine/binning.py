@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from ._jit import (
+from .jit import (
     FEATURE_THRESHOLD,
     PARALLEL_MIN_WORK,
     inline_kernel,
@@ -47,7 +47,7 @@ from ._jit import (
     parallel_kernel,
     read_only,
 )
-from ._splitter import presort
+from .sweep_exact import presort
 
 BIN_SAMPLE_ROWS = 200_000
 SAMPLE_SEED = 0  # fixed: the bins depend on the data only, not on random_state

@@ -12,7 +12,7 @@ row is read: the fractions are the nodes' ``weighted_n_node_samples``.
 
 A split on a target feature routes the grid value as ``predict`` would: ``x <= threshold`` with
 x as float32 (scikit-learn's grid dtype), NaN to the node's missing side, categories by the
-split's bitset (``_predict_categorical.child_of_split``).
+split's bitset (``walk_categorical.child_of_split``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ._jit import TREE_LEAF, kernel
-from ._predict_categorical import child_of_split
+from ..engine.jit import TREE_LEAF, kernel
+from .walk_categorical import child_of_split
 
 
 @kernel

@@ -1,7 +1,7 @@
 """Rows to leaves: the Python side of batch prediction, shared by the estimators and ``Tree``.
 
-The compiled traversals live in ``_predict`` (numeric splits, packed nodes) and
-``_predict_categorical`` (trees with subset splits, or estimators with categorical columns);
+The compiled traversals live in ``walk`` (numeric splits, packed nodes) and
+``walk_categorical`` (trees with subset splits, or estimators with categorical columns);
 this module picks one, feeds it X in float32 blocks and turns its scan result into
 scikit-learn's errors.
 """
@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from . import _blocks, _predict, _predict_categorical
-from ._jit import PARALLEL_MIN_WORK
-from ._threads import numba_threads
-from ._tree import Tree
+from .._tree import Tree
+from ..engine.jit import PARALLEL_MIN_WORK
+from ..engine.threads import numba_threads
+from . import blocks as _blocks
+from . import walk, walk_categorical
 
 # NaN in X is a missing value in fit and predict (infinity stays an error in both).
 ALLOW_NAN = True
@@ -22,9 +23,9 @@ ALLOW_NAN = True
 
 def raise_for_unroutable(found: int) -> None:
     """Raise the error scikit-learn gives for X holding values the traversal cannot route."""
-    if found == _predict.ROWS_HAVE_INF:
+    if found == walk.ROWS_HAVE_INF:
         raise ValueError("Input X contains infinity or a value too large for dtype('float32').")
-    if found == _predict.ROWS_HAVE_NAN and not ALLOW_NAN:
+    if found == walk.ROWS_HAVE_NAN and not ALLOW_NAN:
         raise ValueError("Input X contains NaN.")
 
 
@@ -66,51 +67,49 @@ def route(
     out = np.empty((X.shape[0], payload.shape[1]), dtype=np.int64)
     categorical = _categorical_args(tree, categorical_column)
     if categorical is not None:
-        rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
+        rows = _blocks.block_rows(X.shape[1], walk.ROWS_PER_TASK)
         with numba_threads(n_threads) as threads:
             for start, stop, block in _blocks.iter_float32_blocks(X, rows):
-                # The serial path enters no parallel region (see ``_threads``).
+                # The serial path enters no parallel region (see ``threads``).
                 if threads > 1 and block.size >= PARALLEL_MIN_WORK:
-                    found = _predict_categorical.route_rows_categorical(
+                    found = walk_categorical.route_rows_categorical(
                         block, *categorical, payload, out[start:stop]
                     )
                 else:
-                    found = _predict_categorical.route_block_categorical(
+                    found = walk_categorical.route_block_categorical(
                         block, 0, len(block), *categorical, payload, out[start:stop]
                     )
                 raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
-    if X.size <= _predict.PLAIN_WALK_MAX_VALUES:
+    if X.size <= walk.PLAIN_WALK_MAX_VALUES:
         plain = tree._derive(
             "plain",
-            lambda: _predict.plain_nodes(
+            lambda: walk.plain_nodes(
                 tree.feature, tree.threshold, tree.left, tree.right, tree.missing_left
             ),
         )
-        found = _predict.route_rows_plain(
-            _blocks.float32_block(X), *plain, payload, out, ALLOW_NAN
-        )
+        found = walk.route_rows_plain(_blocks.float32_block(X), *plain, payload, out, ALLOW_NAN)
         raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
     packed = tree.packed_nodes()
     if X.size < PARALLEL_MIN_WORK:
-        found = _predict.route_rows(
-            _predict.route_rows_serial, _blocks.float32_block(X), packed, payload, out, ALLOW_NAN
+        found = walk.route_rows(
+            walk.route_rows_serial, _blocks.float32_block(X), packed, payload, out, ALLOW_NAN
         )
         raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
     if _blocks.is_kernel_ready(X) and not _blocks.is_memory_mapped(X):
         rows = X.shape[0]  # already in memory in the kernels' layout: one call
     else:
-        rows = _blocks.block_rows(X.shape[1], _predict.ROWS_PER_TASK)
+        rows = _blocks.block_rows(X.shape[1], walk.ROWS_PER_TASK)
     with numba_threads(n_threads) as threads:
         for start, stop, block in _blocks.iter_float32_blocks(X, rows):
             kernel = (
-                _predict.route_rows_parallel
+                walk.route_rows_parallel
                 if threads > 1 and block.size >= PARALLEL_MIN_WORK
-                else _predict.route_rows_serial
+                else walk.route_rows_serial
             )
-            found = _predict.route_rows(kernel, block, packed, payload, out[start:stop], ALLOW_NAN)
+            found = walk.route_rows(kernel, block, packed, payload, out[start:stop], ALLOW_NAN)
             raise_for_unroutable(found)
     return out.reshape(-1) if flat else out
 
@@ -122,16 +121,16 @@ def decision_path(
     depth_bound = tree.max_depth + 1
     categorical = _categorical_args(tree, categorical_column)
     blocks = []
-    rows = _blocks.block_rows(X.shape[1] + depth_bound, _predict.ROWS_PER_TASK)
+    rows = _blocks.block_rows(X.shape[1] + depth_bound, walk.ROWS_PER_TASK)
     for _, _, block in _blocks.iter_float32_blocks(X, rows):
         indptr = np.empty(block.shape[0] + 1, dtype=np.int64)
         indices = np.empty(block.shape[0] * depth_bound, dtype=np.int64)
         if categorical is not None:
-            found, nnz = _predict_categorical.decision_path_categorical(
+            found, nnz = walk_categorical.decision_path_categorical(
                 block, *categorical, depth_bound, indptr, indices
             )
         else:
-            found, nnz = _predict.decision_path_rows(
+            found, nnz = walk.decision_path_rows(
                 block, *tree.packed_nodes(), depth_bound, indptr, indices
             )
         raise_for_unroutable(found)

@@ -21,7 +21,7 @@ it. So the variants are chosen here, in Python, before any kernel runs: the spli
 kernels (threaded only for batches large enough to repay a parallel region), and the
 optional paths inside the per-node kernels, which take True-or-None switches
 (:func:`search_switches`) that numba prunes. A fit compiles only what it runs. The records
-passed to the kernels are named tuples (``_records``).
+passed to the kernels are named tuples (``records``).
 """
 
 from __future__ import annotations
@@ -32,36 +32,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from ._absolute_error import (
-    MEDIAN_STAT,
-    absolute_error_of_segment,
-    absolute_error_splits_parallel,
-    absolute_error_splits_serial,
-    rank_targets,
-)
-from ._borrow import borrowed, keep_alive
-from ._categorical import (
-    categorical_splits_binned,
-    categorical_splits_presorted,
-    mark_goes_left,
-    order_bins_left_first,
-    restore_bins,
-    split_segment_ids,
-)
-from ._criterion import impurity_improvement, node_impurity, poisson_loss
-from ._gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
-from ._hist import (
-    build_histograms_parallel,
-    build_histograms_serial,
-    constant_features,
-    features_with_near_ties,
-    histogram_width,
-    partition_rows,
-    subtract_histograms,
-    sweep_parallel,
-    sweep_serial,
-)
-from ._jit import (
+from .borrow import borrowed, keep_alive
+from .criterion import impurity_improvement, node_impurity, poisson_loss
+from .gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
+from .jit import (
     ABSOLUTE_ERROR,
     EPSILON,
     GAIN_RATIO,
@@ -74,13 +48,8 @@ from ._jit import (
     kernel,
     parallel_kernel,
 )
-from ._mdlp import mdlp_accepts_split
-from ._multioutput import (
-    multi_output_splits_parallel,
-    multi_output_splits_serial,
-    stats_of_rows,
-)
-from ._records import (
+from .mdlp import mdlp_accepts_split
+from .records import (
     BatchSearch,
     NodeArrays,
     SplitBatch,
@@ -89,7 +58,22 @@ from ._records import (
     new_nodes,
     new_splits,
 )
-from ._splitter import (
+from .sweep_absolute_error import (
+    MEDIAN_STAT,
+    absolute_error_of_segment,
+    absolute_error_splits_parallel,
+    absolute_error_splits_serial,
+    rank_targets,
+)
+from .sweep_categorical import (
+    categorical_splits_binned,
+    categorical_splits_presorted,
+    mark_goes_left,
+    order_bins_left_first,
+    restore_bins,
+    split_segment_ids,
+)
+from .sweep_exact import (
     ACCELERATE_MIN_ROWS,
     NO_SPLIT,
     UPKEEP_ALWAYS,
@@ -115,7 +99,23 @@ from ._splitter import (
     set_side_flag,
     sweep_switches,
 )
-from ._two_valued import (
+from .sweep_hist import (
+    build_histograms_parallel,
+    build_histograms_serial,
+    constant_features,
+    features_with_near_ties,
+    histogram_width,
+    partition_rows,
+    subtract_histograms,
+    sweep_parallel,
+    sweep_serial,
+)
+from .sweep_multioutput import (
+    multi_output_splits_parallel,
+    multi_output_splits_serial,
+    stats_of_rows,
+)
+from .sweep_two_valued import (
     bits_in_row_order,
     high_side_counts,
     mark_two_valued_sides,
@@ -124,11 +124,9 @@ from ._two_valued import (
 )
 
 INITIAL_CAPACITY = 64
-# The builder renumbers the samples (``_splitter.renumber_samples``) when its largest open
+# The builder renumbers the samples (``sweep_exact.renumber_samples``) when its largest open
 # node has shrunk this many times since the last renumbering (or the start).
 RENUMBER_SHRINK = 4
-
-
 
 
 def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...]:
@@ -144,7 +142,7 @@ def search_switches(criterion: int, categorical: bool) -> tuple[bool | None, ...
     Parameters
     ----------
     criterion : int
-        Criterion code, multi-output codes included (``_jit.multi_output_criterion``).
+        Criterion code, multi-output codes included (``jit.multi_output_criterion``).
     categorical : bool
         Whether the data has categorical features.
 
@@ -223,7 +221,7 @@ def segment_impurity(
 
     ``poisson`` and ``absolute_error`` read the samples (O(n) and O(n log n)); the
     ``absolute_error`` median is written to ``stats[MEDIAN_STAT]``. The other criteria need
-    only ``stats`` (``_criterion.node_impurity``). The switches: see :func:`search_switches`
+    only ``stats`` (``criterion.node_impurity``). The switches: see :func:`search_switches`
     (None leaves the median computation, or the multi-output impurity, out of the code).
     """
     # Targets all equal (range ``stats[2] == 0``): pure, impurity 0 as in node_impurity,
@@ -335,7 +333,7 @@ def draw_candidates(
         draw_candidate_features(f_order, max_features, constant, rng_state, candidate[s])
         for f in range(n_features):
             if two_slot[f] >= 0:
-                candidate[s, f] = 0  # searched by _two_valued, not swept
+                candidate[s, f] = 0  # searched by sweep_two_valued, not swept
         if random_split:
             # One threshold per searched non-constant feature, drawn in feature order,
             # serially here so the parallel sweep stays reproducible; then, if the node
@@ -357,7 +355,7 @@ class PresortedFit(NamedTuple):
     """What every level of an exact fit reads: the presorted data, per-sample arrays, settings.
 
     ``code``, ``contrib``, ``sample_weight`` and ``y`` may be replaced by renumbered copies
-    during the fit (``_splitter.renumber_samples``); the record is then rebuilt.
+    during the fit (``sweep_exact.renumber_samples``); the record is then rebuilt.
     """
 
     sorted_idx: np.ndarray
@@ -386,10 +384,10 @@ class PresortedFit(NamedTuple):
     row_feature: int
     upkeep: np.ndarray
     switches: tuple
-    sweeps: tuple  # ``_splitter.sweep_switches``
+    sweeps: tuple  # ``sweep_exact.sweep_switches``
 
 
-# No n ln n table: the entropy sweeps score every cut (see ``_splitter.screening_table``).
+# No n ln n table: the entropy sweeps score every cut (see ``sweep_exact.screening_table``).
 NO_TABLE = np.zeros(0, dtype=np.int64)
 
 
@@ -401,16 +399,16 @@ def parallel_pays(fit, work):
 def evaluate_batch(batch, nodes, node_bits, fit):
     """Find the split of every node of a batch, or decide it is a leaf.
 
-    Categorical features (``cat_slot[f] >= 0``, see ``_categorical``) get a subset split;
+    Categorical features (``cat_slot[f] >= 0``, see ``sweep_categorical``) get a subset split;
     when one wins, its split row goes to ``node_bits[node]`` and its ``threshold`` is the
     node id (the estimator turns both into the tree's bitset table).
 
     With ``random_split`` (``splitter="random"``) each searched non-constant feature gets one
     threshold drawn uniformly between the node's smallest and largest value, and the best of
     those is chosen (scikit-learn's random splitter). With ``criterion == GAIN_RATIO`` the
-    feature is chosen by C4.5's rule (``_gain_ratio``); ``mdl_stop``: see :func:`accept_split`.
-    A multi-output criterion code (``_jit.MULTI_OUTPUT``) searches with ``_multioutput``'s
-    sweep. ``fit.two_valued`` is ``(slot, threshold, high_bits)`` of ``_two_valued`` (no
+    feature is chosen by C4.5's rule (``gain_ratio``); ``mdl_stop``: see :func:`accept_split`.
+    A multi-output criterion code (``jit.MULTI_OUTPUT``) searches with ``sweep_multioutput``'s
+    sweep. ``fit.two_valued`` is ``(slot, threshold, high_bits)`` of ``sweep_two_valued`` (no
     column in ``high_bits``: none); the features with a slot are searched there.
 
     Returns
@@ -449,8 +447,8 @@ def evaluate_batch(batch, nodes, node_bits, fit):
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
     cat_candidate, out_bits = hold_categorical_candidates(candidate, fit.cat_slot, node_bits)
     # Each node's best proxy so far, which the exact sweeps' pre-tests start from
-    # (``_shared_best``): the two-valued features are scored first, for that start.
-    node_best = np.full(n_searched, -np.inf)  # ``_shared_best.new_shared_best``, in Python
+    # (``shared_best``): the two-valued features are scored first, for that start.
+    node_best = np.full(n_searched, -np.inf)  # ``shared_best.new_shared_best``, in Python
     rules = fit.rules
     if high_bits.shape[1] > 0:
         codes = fit.sorted_code[fit.row_feature]
@@ -467,9 +465,7 @@ def evaluate_batch(batch, nodes, node_bits, fit):
         max_segment = int((nodes.end[search_nodes] - nodes.start[search_nodes]).max())
         rank_of = np.empty(sorted_idx.shape[1], dtype=np.int64)
         sorted_y = np.empty(sorted_idx.shape[1], dtype=np.float64)
-        rank_targets(
-            search_nodes, nodes.start, nodes.end, sorted_idx[0], fit.y, rank_of, sorted_y
-        )
+        rank_targets(search_nodes, nodes.start, nodes.end, sorted_idx[0], fit.y, rank_of, sorted_y)
         search = (
             absolute_error_splits_parallel
             if parallel_pays(fit, work * n_features)
@@ -560,7 +556,7 @@ def choose_splits(
     impurity reads the children's rows (poisson, absolute error).
     """
     two_slot, _, high_bits = two_valued
-    # Uncounted views of the arguments for the loop below (``_borrow``).
+    # Uncounted views of the arguments for the loop below (``borrow``).
     (searched, search_nodes, out_proxy, out_pos, out_threshold, out_missing, out_bits,
      node_start, node_end, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val,
      sorted_code, code, contrib, sample_weight, y, cat_slot, node_bits, two_slot, high_bits,
@@ -742,7 +738,7 @@ def mark_sides(
     search, and nothing reads a leaf's segment.
     """
     two_slot, _, high_bits = two_valued
-    # Uncounted views of the arguments for the loop below (``_borrow``).
+    # Uncounted views of the arguments for the loop below (``borrow``).
     (batch, node_start, node_end, sorted_idx, sorted_val, goes_left, cat_slot, node_bits,
      two_slot, high_bits, split_nodes, split_features, flip, left_size) = borrowed((
         batch, nodes.start, nodes.end, sorted_idx, sorted_val, goes_left, cat_slot, node_bits,
@@ -793,7 +789,7 @@ def mark_sides(
             end_right = end - n_missing_left
             end_left = pos - n_missing_left
             if not cleared:
-                for u in range(np.uint64(start), np.uint64(end)):  # unsigned: see _jit
+                for u in range(np.uint64(start), np.uint64(end)):  # unsigned: see jit
                     p = np.int64(u)
                     set_side_flag(goes_left, idx[u], p < end_left or p >= end_right)
             elif end_left - start + end - end_right <= end_right - end_left:
@@ -871,11 +867,11 @@ def build(
     ----------
     sorted_idx, sorted_val, sorted_code : ndarray, shape (n_features, n_samples)
         Output of ``presort_*`` and ``sorted_codes``; modified (segments are partitioned in
-        place, and the ids of ``sorted_idx`` may be renumbered: ``_splitter.renumber_samples``).
+        place, and the ids of ``sorted_idx`` may be renumbered: ``sweep_exact.renumber_samples``).
     code, contrib, sample_weight, y : ndarray, shape (n_samples,)
         Per-sample sweep code (int32), contribution, weight and regression target (float64);
         with a multi-output criterion ``code``, ``contrib`` and ``y`` have ``n_samples *
-        n_outputs`` entries (``_multioutput``) and ``sorted_code`` is unused but partitioned.
+        n_outputs`` entries (``sweep_multioutput``) and ``sorted_code`` is unused but partitioned.
     unit_weight : bool
         Every contribution and weight is 1: the sweep skips gathering them.
     n_stats, n_sweep : int
@@ -905,9 +901,9 @@ def build(
     cat_slot : ndarray of int32, shape (n_features,)
         Position of each feature among the categorical ones, ``-1`` for numeric features.
     n_words : int
-        uint64 words of a category bitset (see ``_categorical``).
+        uint64 words of a category bitset (see ``sweep_categorical``).
     two_valued : tuple of ndarray
-        ``slot, threshold, high_bits`` of ``_two_valued`` (``high_bits`` with no column: the
+        ``slot, threshold, high_bits`` of ``sweep_two_valued`` (``high_bits`` with no column: the
         path is off). Features with a slot are searched there; at least one feature has none.
     categorical_search, absolute_error_search, multi_output_search : True or None
         The optional split searches the fit may use (:func:`search_switches`).
@@ -1009,9 +1005,9 @@ def build(
 def segment_upkeep(two_slot):
     """Return the feature read as the nodes' row sets, and what the partition does to each.
 
-    The row feature is the first one not searched by ``_two_valued`` (feature 0 without
-    them, which ``_absolute_error.rank_targets`` relies on); it is partitioned even where it
-    is constant, the two-valued features never (see ``_splitter.partition_feature``).
+    The row feature is the first one not searched by ``sweep_two_valued`` (feature 0 without
+    them, which ``sweep_absolute_error.rank_targets`` relies on); it is partitioned even where it
+    is constant, the two-valued features never (see ``sweep_exact.partition_feature``).
     """
     upkeep = np.full(two_slot.shape[0], UPKEEP_UNLESS_CONSTANT, dtype=np.uint8)
     row_feature = int(np.flatnonzero(two_slot < 0)[0])
@@ -1156,7 +1152,7 @@ class BinnedFit(NamedTuple):
     nan_bin: np.ndarray
     categorical_search: object
     min_stored_rows: int
-    sweeps: tuple  # ``nan_search, row_sweeps`` of ``_hist.sweep_serial``
+    sweeps: tuple  # ``nan_search, row_sweeps`` of ``sweep_hist.sweep_serial``
 
 
 @kernel
@@ -1164,7 +1160,7 @@ def draw_candidates_binned(
     search_nodes, node_slot, node_start, node_end, hist_pool, codes, bin_offset, bin_min,
     bin_max, n_sweep, unit_weight, max_features, rng_state, candidate,
 ):  # fmt: skip
-    """Fill ``candidate`` for every searched node (``_splitter.draw_candidate_features``)."""
+    """Fill ``candidate`` for every searched node (``sweep_exact.draw_candidate_features``)."""
     n_features = codes.shape[1]
     f_order = np.empty(n_features, dtype=np.int64)
     constant = np.zeros(n_features, dtype=np.uint8)
@@ -1272,7 +1268,7 @@ def split_nodes(
     Node ``s`` touches only its own segment of ``rows`` / ``codes`` / ``code`` and entry
     ``searched[s]`` of the split record, so disjoint node ranges may run concurrently.
     """
-    # Uncounted views of the arguments for the loops below (``_borrow``).
+    # Uncounted views of the arguments for the loops below (``borrow``).
     (searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, out_bits,
      node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
      sample_weight, y, position_contrib, position_weight, position_y, cat_slot, nan_bin,
@@ -1483,7 +1479,7 @@ def build_hist(
     Parameters
     ----------
     codes : ndarray of uint8, shape (n_samples, n_features), C order
-        Bin codes (``_binning.bin_features``); modified: rows are partitioned with the nodes.
+        Bin codes (``binning.bin_features``); modified: rows are partitioned with the nodes.
     bin_offset : ndarray of int64, shape (n_features + 1,)
         Feature ``f``'s bins in the flat bin axis.
     bin_min, bin_max : ndarray of float64, shape (n_total_bins,)
@@ -1548,9 +1544,7 @@ def build_hist(
     frontier = Frontier() if best_first else None
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     pool = HistogramPool(int(bin_offset[n_features]), n_hist, capacity)
-    root_searched = not leaf_by_rules(
-        n_samples, nodes.weight[0], nodes.impurity[0], 0, rules
-    )
+    root_searched = not leaf_by_rules(n_samples, nodes.weight[0], nodes.impurity[0], 0, rules)
     if n_samples >= fit.min_stored_rows and root_searched:
         slot = pool.take()
         pool.node_slot[0] = slot

@@ -23,7 +23,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from ._jit import inline_kernel
+from .jit import inline_kernel
 
 
 @intrinsic

@@ -68,6 +68,7 @@ class FirstCompileNotice(event.Listener):
         self.shown = False
 
     def on_start(self, ev: event.Event) -> None:
+        """Warn at the first dtjit compile of the process."""
         if self.shown:
             return
         name = dtjit_kernel_name(ev.data)
@@ -84,7 +85,7 @@ class FirstCompileNotice(event.Listener):
         )
 
     def on_end(self, ev: event.Event) -> None:
-        pass
+        """Nothing to do when a compile ends."""
 
 
 NOTICE = FirstCompileNotice()

@@ -1,6 +1,6 @@
 """Absolute-error criterion (``criterion="absolute_error"``): weighted medians in O(n log n).
 
-scikit-learn's semantics (``sklearn/tree/_criterion.pyx``, class ``MAE``, release 1.9): the
+scikit-learn's semantics (``sklearn/tree/criterion.pyx``, class ``MAE``, release 1.9): the
 value of a node is the weighted median of its targets and its impurity is the mean absolute
 deviation from it, ``sum(w * |y - median|) / W``. The median of a set is the target at the
 smallest rank whose cumulative weight exceeds half the total weight; when the cumulative
@@ -14,7 +14,7 @@ backward for every suffix (right child). A Fenwick tree answers "which rank hold
 weight" and "weight and ``w * y`` below that rank" in O(log n), so a candidate costs
 O(log n) instead of the O(n) of recomputing medians: O(n log n) per node and feature.
 
-Missing values (scikit-learn 1.9's rules, as ``_splitter.best_splits_of_feature``): a
+Missing values (scikit-learn 1.9's rules, as ``sweep_exact.best_splits_of_feature``): a
 feature's NaN rows are the tail of its sorted segment. The sweep above, run over the whole
 segment, scores every cut with the NaN rows on the right and, last, the cut "every value |
 NaN" (threshold ``+inf``). A second sweep scores the cuts with the NaN rows on the left: its
@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
-from ._splitter import NO_SPLIT, count_missing, first_position_above
+from .jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
+from .sweep_exact import NO_SPLIT, count_missing, first_position_above
 
 # Index of the weighted median in a regression node's statistics vector (after
 # sum(w*y), sum(w*y*y) and the target range), filled when the node's impurity is computed.
@@ -345,7 +345,7 @@ def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sam
     Returns
     -------
     proxy, pos, threshold, missing
-        As ``_splitter.best_splits_of_feature`` / ``random_split_in_segment`` give them.
+        As ``sweep_exact.best_splits_of_feature`` / ``random_split_in_segment`` give them.
 
     Notes
     -----

@@ -51,10 +51,10 @@ import math
 import numpy as np
 from numba import prange
 
-from ._borrow import borrowed, keep_alive
-from ._criterion import single_output_proxy
-from ._jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
-from ._splitter import set_side_flag
+from .borrow import borrowed, keep_alive
+from .criterion import single_output_proxy
+from .jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from .sweep_exact import set_side_flag
 
 NO_SPLIT = -np.inf
 
@@ -387,7 +387,7 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
                                       min_samples_leaf, min_weight_leaf, out_proxy, out_pos,
                                       out_bits):  # fmt: skip
     """Search every categorical candidate feature of one node (row ``s`` of the outputs)."""
-    # Uncounted views of the arguments for the loops below (``_borrow``).
+    # Uncounted views of the arguments for the loops below (``borrow``).
     (candidate, cat_slot, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
      sorted_code, contrib, sample_weight, out_proxy, out_pos, out_bits) = borrowed((
         candidate, cat_slot, node_start, node_end, node_stats, node_weight, sorted_idx,
@@ -404,7 +404,7 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
             continue
         if sorted_val[f, end - 1] <= sorted_val[f, start] + FEATURE_THRESHOLD:
             # One category and no NaN: no subset split. The segment may be left unpartitioned
-            # (``_splitter.partition_feature``), so nothing else of it is read.
+            # (``sweep_exact.partition_feature``), so nothing else of it is read.
             continue
         m = presorted_category_stats(
             sorted_idx[f], sorted_val[f], sorted_code[f], start, end, contrib, sample_weight,
@@ -433,7 +433,7 @@ def categorical_splits_presorted(threaded, nodes, candidate, cat_slot, node_star
     -----
     Python picks the serial or the threaded kernel, so a fit compiles only the one it runs.
     Without ``threaded`` no parallel region is entered, even on one thread: a forked child
-    of a process running GNU OpenMP is killed at its first one (``_threads``), and entering
+    of a process running GNU OpenMP is killed at its first one (``threads``), and entering
     one costs more than a small batch's search.
     """
     search = (
@@ -489,7 +489,7 @@ def categorical_splits_binned_node(s, node, candidate, cat_slot, nan_bin, bin_of
                                    min_samples_leaf, min_weight_leaf, out_proxy,
                                    out_bits):  # fmt: skip
     """Search every categorical candidate feature of one node in the histogram layout."""
-    # Uncounted views of the arguments for the loops below (``_borrow``).
+    # Uncounted views of the arguments for the loops below (``borrow``).
     (candidate, cat_slot, nan_bin, bin_offset, node_start, node_end, node_stats, node_weight,
      rows, codes, code, contrib, sample_weight, out_proxy, out_bits) = borrowed((
         candidate, cat_slot, nan_bin, bin_offset, node_start, node_end, node_stats, node_weight,
@@ -623,7 +623,7 @@ def subset_left_weight_binned(rows, codes, f, start, end, nan_bin, split_row, sa
 
 @kernel
 def mark_goes_left(idx, val, start, end, split_row, goes_left):
-    """Set the side flags (``_splitter.set_side_flag``) of a segment's rows at a subset split."""
+    """Set the side flags (``sweep_exact.set_side_flag``) of a segment's rows at a subset split."""
     n_words = split_row.shape[0] - 1
     bits = split_row[:n_words]
     missing_left = split_row[n_words]

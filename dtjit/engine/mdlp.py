@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from ._criterion import entropy_term
-from ._jit import inline_kernel, kernel
+from .criterion import entropy_term
+from .jit import inline_kernel, kernel
 
 LOG2_3 = math.log2(3.0)
 

@@ -1,8 +1,8 @@
 """Traversal kernels for trees with categorical (subset) splits.
 
-The fast kernels of ``_predict`` read a packed 8-byte node with a float32 threshold; a subset
+The fast kernels of ``walk`` read a packed 8-byte node with a float32 threshold; a subset
 split needs a bitset lookup instead, so trees holding one are routed here. Inputs are
-float32, C-contiguous blocks as in ``_predict``; the same scan reports infinity anywhere and
+float32, C-contiguous blocks as in ``walk``; the same scan reports infinity anywhere and
 NaN in a *numeric* column (NaN in a categorical column is a missing category and routes by
 ``missing_left``).
 
@@ -20,9 +20,9 @@ import math
 import numpy as np
 from numba import prange
 
-from ._categorical import bit_is_set, category_bit
-from ._jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
-from ._predict import ROWS_FINITE, ROWS_HAVE_INF, ROWS_HAVE_NAN, ROWS_PER_TASK
+from ..engine.jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
+from ..engine.sweep_categorical import bit_is_set, category_bit
+from .walk import ROWS_FINITE, ROWS_HAVE_INF, ROWS_HAVE_NAN, ROWS_PER_TASK
 
 
 @inline_kernel

@@ -1,6 +1,6 @@
 """The stable partition's vector block: 16 rows at a time with AVX-512 compress.
 
-The partition (``_splitter.partition_feature``) moves each row of a segment to the left or
+The partition (``sweep_exact.partition_feature``) moves each row of a segment to the left or
 the right part of a scratch buffer, in order. Row by row that is a load of the row's side
 bit, a select between two cursors and three scattered stores, about 2.5 ns per row: a third
 of a Covertype fit. AVX-512 does it for 16 rows in a few instructions: load 16 ids, values
@@ -20,12 +20,12 @@ checked; the bounds-checked lane tests the row loop's index arithmetic instead) 
 LLVM would expand the intrinsics into one conditional store per lane, slower than the row
 loop. The kernels read the flag when they are compiled. Numba keys its cache on the CPU's
 name and features, so a cache built on one CPU is not loaded on another; the other
-conditions are not in the key (as ``_jit.parallel_kernel``'s use of ``NUMBA_BOUNDSCHECK``
+conditions are not in the key (as ``jit.parallel_kernel``'s use of ``NUMBA_BOUNDSCHECK``
 is not): a process that sets them should have its own ``NUMBA_CACHE_DIR``, as the
 bounds-checked test lane does.
 
 Bounds, which the caller guarantees: 16 ids, values and codes from position ``p``; the
-side-bit array (``_splitter.new_side_flags``) has :data:`SIDE_FLAG_PADDING` bytes after the
+side-bit array (``sweep_exact.new_side_flags``) has :data:`SIDE_FLAG_PADDING` bytes after the
 last sample's byte, because each lane's gather reads 4 bytes from its id's byte; the output
 arrays have :data:`STORE_SLACK` free positions after each side's part, because each block
 writes 16 lanes at both cursors, of which only the rows that go to that side are kept (the
@@ -140,7 +140,7 @@ def partition_block(typingctx, idx, val, codes, p, flags, flip, out_idx, out_val
     """Move rows ``p .. p + 15`` of a segment to their sides; return how many went left.
 
     ``idx``, ``val``, ``codes``: the feature's sorted ids (int32), values (float32) and class
-    codes (uint8 or uint16); ``flags``: the side bits (``_splitter.new_side_flags``, with its
+    codes (uint8 or uint16); ``flags``: the side bits (``sweep_exact.new_side_flags``, with its
     padding); a row goes left when its id's bit differs from ``flip`` (0 or 1, uint64).
     Rows that go left are written to ``out_*`` from position ``to_left`` on, the others from
     ``to_right`` on, each side in row order. Positions are uint64. See the module docstring

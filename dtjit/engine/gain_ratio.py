@@ -18,7 +18,7 @@ correction for choosing among ``N - 1`` thresholds; dtjit offers the MDL idea se
 ``mdl_stop``. The book's rule is applied as written.
 
 Categorical features (``categorical_features``) take part like numeric ones: their subset
-split is the one of largest information gain (``_categorical``'s search with the entropy
+split is the one of largest information gain (``sweep_categorical``'s search with the entropy
 proxy: optimal for two classes, see there for more), and its split information is that of
 the two sides of the subset, NaN rows counted on the side they go to. A categorical feature
 is not split multiway as in C4.5's default for discrete attributes: every split is binary.
@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._categorical import subset_left_weight_binned, subset_left_weight_presorted
-from ._criterion import entropy_term
-from ._jit import inline_kernel, kernel
-from ._splitter import count_missing
+from .criterion import entropy_term
+from .jit import inline_kernel, kernel
+from .sweep_categorical import subset_left_weight_binned, subset_left_weight_presorted
+from .sweep_exact import count_missing
 
 NO_SPLIT = -np.inf
 # Gains of equally good features summed and averaged may round a few ulps above each of

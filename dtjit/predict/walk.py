@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from ._jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
+from ..engine.jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
 
 # Rows per parallel task: large enough that scheduling is negligible, small enough (about
 # 4096 x 20 float32 = 320 KB) that a task's rows stay in L2 between the scan and the walk.

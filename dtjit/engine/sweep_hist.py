@@ -4,8 +4,8 @@ Data layout:
 
 - ``rows`` (int32): the sample ids, every open node owning the segment ``[start, end)``;
   a split stably partitions its node's segment into left | right.
-- ``codes`` (uint8, ``(n_samples, n_features)``, row-major; see ``_binning``), ``code``
-  (int32 sweep codes, as in ``_splitter``) and, unless the fit is unweighted classification,
+- ``codes`` (uint8, ``(n_samples, n_features)``, row-major; see ``binning``), ``code``
+  (int32 sweep codes, as in ``sweep_exact``) and, unless the fit is unweighted classification,
   ``position_contrib`` / ``position_weight`` / ``position_y`` (each row's contribution,
   weight and target) are indexed by *position* like ``rows`` and partitioned with it, so
   every pass over a node reads them sequentially.
@@ -27,15 +27,15 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._borrow import borrowed, keep_alive
-from ._criterion import (
+from .borrow import borrowed, keep_alive
+from .criterion import (
     children_proxy,
     gini_from_squares,
     is_classification,
     single_output_proxy,
 )
-from ._jit import FEATURE_THRESHOLD, GINI, inline_kernel, kernel, parallel_kernel
-from ._splitter import (
+from .jit import FEATURE_THRESHOLD, GINI, inline_kernel, kernel, parallel_kernel
+from .sweep_exact import (
     EXACT_SQUARES_LIMIT,
     NO_ENTROPY_BOUND,
     add_row_to_left,
@@ -71,7 +71,7 @@ def add_rows(start, end, codes, bin_offset, f_first, f_stop, code, position_cont
     if unit_weight:
         # Unweighted classification: the class counts are all; a bin's weight and row
         # count are their sum (see bin_totals), so one add per (row, feature) instead of 3.
-        # Unsigned positions and bins (see _jit).
+        # Unsigned positions and bins (see jit).
         for p in range(np.uint64(start), np.uint64(end)):
             c = code[p]
             for f in range(np.uint64(f_first), np.uint64(f_stop)):
@@ -142,7 +142,7 @@ def bin_class(hist, b, n_sweep):
 def tied(low, high):
     """Whether values ``low <= high`` are tied: within ``FEATURE_THRESHOLD`` of each other.
 
-    The exact splitter's test, in float32 (``_splitter``); false when ``high`` is NaN (a
+    The exact splitter's test, in float32 (``sweep_exact``); false when ``high`` is NaN (a
     NaN bin's extremes), so a NaN row is never tied with a value.
     """
     return np.float32(high) <= np.float32(low) + FEATURE_THRESHOLD
@@ -225,7 +225,7 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
     n_sweep, unit_weight, criterion, min_samples_leaf, min_weight_leaf
         As in the exact sweep.
     xlogx : ndarray of int64
-        ``_splitter.xlogx_table`` of at least the node's rows for entropy and gain ratio on
+        ``sweep_exact.xlogx_table`` of at least the node's rows for entropy and gain ratio on
         row counts (cuts are then screened, see Notes), else empty.
     missing_bin : int
         The NaN bin, whose rows start on the left side, or ``-1``: the NaN rows (if any)
@@ -254,7 +254,7 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
     is scored only at the ends of the feasible range. Cost O(n_bins * n_sweep).
 
     With ``xlogx`` (entropy on row counts), a cut is first screened as in
-    ``_splitter.unit_entropy_sweep``: fixed-point sums of ``n ln n`` over both sides'
+    ``sweep_exact.unit_entropy_sweep``: fixed-point sums of ``n ln n`` over both sides'
     class counts, updated for the classes a bin moves (two table reads each), give ``ln 2``
     times its proxy within ``ENTROPY_BOUND_MARGIN``; only a cut that may reach the best so
     far is scored, with the expression of the general case (two logarithms and divisions
@@ -376,12 +376,12 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
 
     Notes
     -----
-    The exact splitter's order (``_splitter.best_splits_of_feature``): a sweep with the
+    The exact splitter's order (``sweep_exact.best_splits_of_feature``): a sweep with the
     NaN bin on the right, the cut "all values | NaN", a sweep with the NaN bin on the left;
     a later candidate wins only if strictly better. A feature or node without NaN is one
     sweep. Cost O(n_bins * n_sweep).
     """
-    # Uncounted views of the arguments for the loops below (``_borrow``).
+    # Uncounted views of the arguments for the loops below (``borrow``).
     hist, listed, bin_min, bin_max, total, xlogx, left = borrowed(
         (hist, listed, bin_min, bin_max, total, xlogx, left)
     )
@@ -394,7 +394,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
         if n_missing == n_rows:
             return NO_SPLIT, -1, 0.0, -1  # all NaN in this node: nothing to split
     best_proxy, best_cut, best_threshold, best_missing = NO_SPLIT, -1, 0.0, -1
-    # One call site of the inlined sweep (see _splitter.best_splits_of_feature): run once
+    # One call site of the inlined sweep (see sweep_exact.best_splits_of_feature): run once
     # without NaN rows, twice with them (NaN bin right, then left).
     for nan_pass in range(2 if n_missing > 0.0 else 1):
         proxy, cut, threshold = sweep_bins(
@@ -621,10 +621,10 @@ def unit_rows_sweep(first_bin, listed_f, n_listed_f, bin_count, grouped, bin_min
     occupied bin. Here a row costs O(1), and so does a cut:
 
     - Gini: the sums of squared class counts of both sides follow each row
-      (``_splitter.add_row_to_left``, integers). They are the very integers the bin sweep
+      (``sweep_exact.add_row_to_left``, integers). They are the very integers the bin sweep
       adds up in float64, so the proxies are the same numbers.
     - Entropy: the fixed-point sums of ``n ln n`` follow each row
-      (``_splitter.add_row_to_left_xlogx``) and screen each cut as the bin sweep does; a cut
+      (``sweep_exact.add_row_to_left_xlogx``) and screen each cut as the bin sweep does; a cut
       that may reach the best is scored with the bin sweep's expression.
 
     Every feasible cut is considered: the bin sweep skips cuts between two bins pure in one
@@ -762,7 +762,7 @@ def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, no
     A kernel of its own, not an inline helper, so that it may borrow its arguments. The
     switches: see :func:`sweep_small_nodes`.
     """
-    # Uncounted views of the arguments for the loops below (``_borrow``).
+    # Uncounted views of the arguments for the loops below (``borrow``).
     (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, codes,
      bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight, xlogx,
      candidate, out_proxy, out_cut, out_threshold, out_missing) = borrowed((
@@ -819,7 +819,7 @@ def build_histograms_serial(task_slot, task_start, task_end, codes, bin_offset, 
                             position_contrib, position_weight, unit_weight, n_sweep,
                             hist_pool):  # fmt: skip
     """Fill slot ``task_slot[t]`` (zeroed here) with the rows ``task_start[t] .. task_end[t]``."""
-    # Uncounted views of the arguments for the loops below (``_borrow``).
+    # Uncounted views of the arguments for the loops below (``borrow``).
     (task_slot, task_start, task_end, codes, bin_offset, code, position_contrib, position_weight,
      hist_pool) = borrowed((task_slot, task_start, task_end, codes, bin_offset, code,
                             position_contrib, position_weight, hist_pool))  # fmt: skip
@@ -898,7 +898,7 @@ def partition_rows(rows, start, end, codes, f, cut, missing_code, code, position
     scratch_rows, scratch_codes, scratch_code, scratch_stats : ndarray
         Room for the right side (``scratch_stats``: its contributions, weights and targets).
     out_left, out_right : ndarray of float64, shape (n_stats,)
-        The children's statistics (as ``_splitter.segment_stats`` computes them).
+        The children's statistics (as ``sweep_exact.segment_stats`` computes them).
 
     Returns
     -------
@@ -989,7 +989,7 @@ def constant_features(hist_pool, slot, start, end, codes, bin_offset, bin_min, b
                       unit_weight, out):  # fmt: skip
     """Mark the features constant in a node: ``out[f] = 1``.
 
-    Constant as in the exact splitter (``_splitter.presorted_constant_features``): the rows
+    Constant as in the exact splitter (``sweep_exact.presorted_constant_features``): the rows
     share one bin (their NaN bin included), or their bins hold no NaN and span at most
     ``FEATURE_THRESHOLD`` (:func:`tied`). From the stored histogram when
     ``slot >= 0`` (its first and last non-empty bins), else from the codes at positions

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import TREE_LEAF, TREE_UNDEFINED
+from .jit import TREE_LEAF, TREE_UNDEFINED
 
 
 class NodeArrays(NamedTuple):
@@ -21,7 +21,7 @@ class NodeArrays(NamedTuple):
     A node's samples are the positions ``[start, end)`` of every presorted feature (or of
     the binned rows); ``stats`` is its statistics vector (class weights, or sums for
     regression), ``weight`` its total weight, ``impurity`` its criterion value.
-    ``missing_left`` may carry ``_builder.LEARNED_FLAG`` on top of the side.
+    ``missing_left`` may carry ``grow.LEARNED_FLAG`` on top of the side.
     """
 
     feature: np.ndarray  # int32, TREE_UNDEFINED at leaves
@@ -58,7 +58,7 @@ class BatchSearch(NamedTuple):
     """The best cut of every (searched node, feature) pair of a batch.
 
     Row ``s`` belongs to batch position ``searched[s]``, node id ``nodes[s]``. ``proxy`` is
-    ``_splitter.NO_SPLIT`` where a feature has no valid cut; ``pos`` the cut's position (a
+    ``sweep_exact.NO_SPLIT`` where a feature has no valid cut; ``pos`` the cut's position (a
     bin cut for the histogram splitter); ``bits`` one subset row per categorical feature.
     """
 

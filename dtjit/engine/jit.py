@@ -32,7 +32,10 @@ import numpy as np  # noqa: E402
 
 # Both register numba:compile listeners: the collector's thresholds during a compile, and
 # the warning at the first compile of a process.
-from . import _compile_gc, _compile_notice  # noqa: E402, F401
+from . import (
+    compile_gc,  # noqa: E402, F401
+    compile_notice,  # noqa: E402, F401
+)
 
 KERNEL_OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
 
@@ -47,7 +50,7 @@ parallel_kernel = numba.njit(parallel=not numba.config.BOUNDSCHECK, **KERNEL_OPT
 # compiled function by itself, and a call that passes arrays pays reference-count updates:
 # measured 5x slower traversal and ~25 ns per split candidate before inlining them.
 # Inlined, a helper still updates the counts of the arrays it is given, once per call; the
-# serial kernels' loops over nodes therefore pass uncounted views (``_borrow``).
+# serial kernels' loops over nodes therefore pass uncounted views (``borrow``).
 # Under NUMBA_BOUNDSCHECK (the bounds-checked lane) they are plain calls: the checks are the
 # same, and typing each helper once instead of at every call site cut the lane's cold compile
 # from 186 s to 151 s.
@@ -111,7 +114,7 @@ ABSOLUTE_ERROR = 5
 # ``base + MULTI_OUTPUT * k``: the kernels learn the number of outputs from the code, as
 # scikit-learn's Criterion objects are built with n_outputs, and no kernel signature grows.
 # Single-output codes are below MULTI_OUTPUT. Only GINI, ENTROPY and SQUARED_ERROR have
-# multi-output forms (``_multioutput``).
+# multi-output forms (``sweep_multioutput``).
 MULTI_OUTPUT = 8
 
 

@@ -1,7 +1,7 @@
 """Split search of multi-output trees (y of shape (n_samples, n_outputs), scikit-learn's).
 
 One tree predicts every output; its splits minimise the impurity averaged over the outputs
-(``_criterion.multi_output_impurity``). The presorted layout of ``_splitter`` is shared;
+(``criterion.multi_output_impurity``). The presorted layout of ``sweep_exact`` is shared;
 what differs is what a row adds to the sweep statistics: one slot *per output* instead of
 one. The per-row arrays are flattened row by row, entry ``j = i * n_outputs + o`` for row
 ``i`` and output ``o``:
@@ -13,7 +13,7 @@ one. The per-row arrays are flattened row by row, entry ``j = i * n_outputs + o`
 - ``y[j]`` (float64, regression only): ``y_io``.
 
 ``sample_weight`` keeps one entry per row. The number of outputs travels in the criterion
-code (``_jit.MULTI_OUTPUT``), so the builder needs no extra arguments: it dispatches to
+code (``jit.MULTI_OUTPUT``), so the builder needs no extra arguments: it dispatches to
 :func:`multi_output_splits_serial` / :func:`multi_output_splits_parallel` and computes node
 statistics with :func:`stats_of_rows`.
 
@@ -21,8 +21,8 @@ The sweep gathers each row's codes (``n_outputs`` reads per row) rather than rea
 presorted code column, and scores every candidate threshold (the single-output sweep's
 class-boundary skipping is not applied): multi-output trees are rarer and this keeps the
 single-output kernels untouched. Missing values follow the rules of
-``_splitter.best_splits_of_feature`` and the random splitter those of
-``_splitter.random_split_in_segment``.
+``sweep_exact.best_splits_of_feature`` and the random splitter those of
+``sweep_exact.random_split_in_segment``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._criterion import is_multi_output, multi_output_proxy, n_outputs_of
-from ._jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
-from ._splitter import (
+from .criterion import is_multi_output, multi_output_proxy, n_outputs_of
+from .jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
+from .sweep_exact import (
     NO_SPLIT,
     count_missing,
     first_position_above,
@@ -79,8 +79,8 @@ def multi_output_segment_stats(
 ):  # fmt: skip
     """Full statistics of the rows ``idx[start:end]`` and ``idx[extra_start:extra_end]``.
 
-    What ``_splitter.segment_stats`` computes, in the multi-output layout of
-    ``_criterion``: class counts per output, or per output ``sum(w*y)``, ``sum(w*y*y)`` and
+    What ``sweep_exact.segment_stats`` computes, in the multi-output layout of
+    ``criterion``: class counts per output, or per output ``sum(w*y)``, ``sum(w*y*y)`` and
     the range of ``y`` (so an output whose targets are all equal has impurity exactly 0).
     ``out`` is zeroed here. Returns the weight of the rows.
     """
@@ -109,8 +109,8 @@ def stats_of_rows(
     """Node statistics of some rows for any criterion (the builder's one entry point).
 
     Multi-output codes get :func:`multi_output_segment_stats`, the others
-    ``_splitter.segment_stats``; parameters and return value are theirs.
-    ``multi_output_search`` is the builder's switch (``_builder.search_switches``): None
+    ``sweep_exact.segment_stats``; parameters and return value are theirs.
+    ``multi_output_search`` is the builder's switch (``grow.search_switches``): None
     leaves the multi-output path out of the compiled code.
     """
     if multi_output_search is not None and is_multi_output(criterion):
@@ -132,8 +132,8 @@ def sweep_segment(
 ):  # fmt: skip
     """Best threshold of one feature over the node's non-missing rows ``[start, end)``.
 
-    Parameters and results are those of ``_splitter.prepare_sweep`` and
-    ``_splitter.general_sweep`` (their ``codes`` and ``unit_weight`` aside): the node's
+    Parameters and results are those of ``sweep_exact.prepare_sweep`` and
+    ``sweep_exact.general_sweep`` (their ``codes`` and ``unit_weight`` aside): the node's
     ``n_missing`` NaN rows, of statistics ``missing_stats`` and weight ``missing_weight``,
     count on the left if ``missing_go_left``, else on the right.
 
@@ -182,7 +182,7 @@ def best_split_multi_output(
 ):  # fmt: skip
     """Best split of one feature for one node, NaN rows included.
 
-    Returns ``proxy, pos, threshold, missing`` as ``_splitter.best_splits_of_feature``
+    Returns ``proxy, pos, threshold, missing`` as ``sweep_exact.best_splits_of_feature``
     finds them for a node, with its rules: a sweep with the NaN rows on the right, the cut
     "every value | NaN" (threshold ``+inf``), a sweep with the NaN rows on the left; a later
     candidate wins only if strictly better.
@@ -226,7 +226,7 @@ def random_split_multi_output(
 ):  # fmt: skip
     """Score the drawn ``threshold`` of one feature for one node (``splitter="random"``).
 
-    Returns ``proxy, pos, threshold, missing`` as ``_splitter.random_split_in_segment``,
+    Returns ``proxy, pos, threshold, missing`` as ``sweep_exact.random_split_in_segment``,
     with its rules (NaN rows on the drawn side; ``-inf`` if a child would be too small).
     """
     n_missing = count_missing(val, start, end)
@@ -260,7 +260,7 @@ def multi_output_splits_of_feature(
 ):  # fmt: skip
     """Search feature ``f`` for every node of a batch; writes column ``f`` of the outputs only.
 
-    As ``_splitter.best_splits_of_feature``: with ``random_split``, ``out_threshold[k, f]``
+    As ``sweep_exact.best_splits_of_feature``: with ``random_split``, ``out_threshold[k, f]``
     and ``out_missing[k, f]`` hold the drawn threshold and NaN side on entry.
     """
     left = np.empty(n_sweep, dtype=np.float64)

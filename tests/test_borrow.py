@@ -22,11 +22,13 @@ import dtjit
 from dtjit.engine.borrow import borrowed, keep_alive
 from dtjit.engine.jit import KERNEL_OPTIONS
 
+# Every module of the package and its subpackages (the engine's kernels are in dtjit.engine).
 SOURCES = {
-    info.name: inspect.getsource(importlib.import_module(f"dtjit.{info.name}"))
-    for info in pkgutil.iter_modules(dtjit.__path__)
-    if info.name != "__main__"
+    info.name: inspect.getsource(importlib.import_module(info.name))
+    for info in pkgutil.walk_packages(dtjit.__path__, "dtjit.")
+    if not info.name.endswith("__main__")
 }
+assert "dtjit.engine.sweep_exact" in SOURCES and "dtjit.predict.walk" in SOURCES
 
 
 def _call_name(node):
@@ -114,9 +116,11 @@ def _check_borrowing_function(name, function):
 def test_borrowing_follows_the_rule_everywhere():
     found = dict(_borrowing_functions())
     # The serial paths of both splitters borrow (a rename must not empty this check).
-    assert {"_hist.sweep_serial", "_builder.split_nodes", "_splitter.partition_serial"} <= set(
-        found
-    )
+    assert {
+        "dtjit.engine.sweep_hist.sweep_serial",
+        "dtjit.engine.grow.split_nodes",
+        "dtjit.engine.sweep_exact.partition_serial",
+    } <= set(found)
     for name, function in found.items():
         _check_borrowing_function(name, function)
 

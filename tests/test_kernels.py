@@ -31,10 +31,11 @@ from dtjit.predict import walk as _predict
 
 # Every module of the package, so a new kernel module is checked without being listed here.
 KERNEL_MODULES = [
-    importlib.import_module(f"dtjit.{info.name}")
-    for info in pkgutil.iter_modules(dtjit.__path__)
-    if info.name != "__main__"
+    importlib.import_module(info.name)
+    for info in pkgutil.walk_packages(dtjit.__path__, "dtjit.")
+    if not info.name.endswith("__main__")
 ]
+assert {"dtjit.engine.grow", "dtjit.predict.walk"} <= {m.__name__ for m in KERNEL_MODULES}
 
 # The workload run in the subprocess lanes; it prints the trees as JSON.
 LANE_SCRIPT = textwrap.dedent(

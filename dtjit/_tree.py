@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .engine.grow import node_depths
 from .engine.jit import TREE_LEAF, TREE_UNDEFINED
-from .predict.walk import PackedTree, pack_nodes
+from .predict.walk import PackedTree, node_depths, pack_nodes
 
 # name -> (dtype, ndim) of every per-node array; the order is the file order.
 NODE_ARRAYS: dict[str, tuple[np.dtype, int]] = {

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .engine.jit import TREE_LEAF
+from .predict.walk import node_depths
 
 # One fixed colour per class (cycled beyond ten classes): Tableau 10, which stays distinct
 # when lightened towards white.
@@ -624,14 +625,7 @@ def _plain(label: Any) -> Any:
 
 
 def _node_depths(tree: Any) -> np.ndarray:
-    # Children always have larger ids than their parent (breadth-first in dtjit, preorder in
-    # scikit-learn), so one pass in id order sees every parent before its children.
-    left, right = np.asarray(tree.children_left), np.asarray(tree.children_right)
-    depth = np.zeros(int(tree.node_count), dtype=np.int64)
-    for node in range(depth.shape[0]):
-        if left[node] != TREE_LEAF:
-            depth[left[node]] = depth[right[node]] = depth[node] + 1
-    return depth
+    return node_depths(np.asarray(tree.children_left), np.asarray(tree.children_right))
 
 
 def check_max_depth(max_depth: Any, *, allow_none: bool) -> int | None:

@@ -18,14 +18,15 @@ import numpy as np
 TREE_LEAF = -1
 
 
-def reference_depths(left) -> np.ndarray:
-    """Depth of every node, walking down from the root."""
+def reference_depths(left, right=None) -> np.ndarray:
+    """Depth of every node, walking down from the root (``right`` defaults to ``left + 1``)."""
     depth = np.zeros(len(left), dtype=np.int64)
     stack = [0]
     while stack:
         node = stack.pop()
         if left[node] != TREE_LEAF:
-            for child in (left[node], left[node] + 1):
+            second = left[node] + 1 if right is None else right[node]
+            for child in (left[node], second):
                 depth[child] = depth[node] + 1
                 stack.append(child)
     return depth

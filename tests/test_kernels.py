@@ -410,6 +410,31 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
         np.testing.assert_array_equal(val[f], X[expected, f])
 
 
+@pytest.mark.parametrize("n", [1, 2, 37, 4095])
+def test_small_inputs_are_presorted_by_numpy_exactly_as_by_the_radix_kernel(n):
+    """Below ``PRESORT_KERNEL_MIN_ROWS`` rows numpy presorts: the same ids and the same value
+    bits as the radix kernel (``-0.0`` stored as ``0.0``, every NaN, either sign, as one NaN
+    and last), so the trees cannot tell the two apart."""
+    assert n < sweep_exact.PRESORT_KERNEL_MIN_ROWS
+    rng = np.random.default_rng(n)
+    X = np.empty((n, 6), dtype=np.float32)
+    X[:, 0] = rng.normal(size=n)
+    X[:, 1] = rng.integers(-3, 4, size=n)
+    X[:, 2] = rng.choice(np.array([-0.0, 0.0, 1e-45, -1e-45, 3.4e38, -3.4e38], np.float32), n)
+    X[:, 3] = rng.choice(np.array([np.inf, -np.inf, 1.0, -1.0], np.float32), n)
+    X[:, 4] = np.where(rng.random(n) < 0.3, -np.float32(np.nan), 1.0)
+    X[:, 5] = np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 50, size=n))
+    skip = np.array([0, 0, 0, 1, 0, 0], dtype=np.uint8)
+    columns = np.flatnonzero(skip == 0).astype(np.int64)
+    idx, val = sweep_exact.presort(X, skip, 1)
+    kernel_idx = np.zeros((6, n), dtype=np.int32)
+    kernel_val = np.zeros((6, n), dtype=np.float32)
+    sweep_exact.copy_columns(X, columns, np.int64(0), np.int64(n), kernel_val)
+    sweep_exact.sort_columns(columns, kernel_idx, kernel_val, np.zeros(1, dtype=np.int64))
+    np.testing.assert_array_equal(idx[columns], kernel_idx[columns])
+    assert val[columns].tobytes() == kernel_val[columns].tobytes()
+
+
 @pytest.mark.parametrize("n_chunks", [None, 1, 2, 3])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 def test_sorted_codes_follow_the_sorted_ids(n_chunks, dtype):

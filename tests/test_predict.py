@@ -22,6 +22,7 @@ from _reference import reference_apply
 from sklearn.datasets import load_diabetes
 
 import dtjit
+from dtjit.engine.jit import TREE_LEAF
 from dtjit.predict import walk as _predict
 
 
@@ -147,7 +148,20 @@ def test_layout_keeps_paths_in_fewer_cache_lines():
 @pytest.mark.parametrize("name", TREE_NAMES)
 def test_node_depths_match_reference(name):
     tree = _tree(name)
-    np.testing.assert_array_equal(_predict.node_depths(tree.left), reference_depths(tree.left))
+    np.testing.assert_array_equal(
+        _predict.node_depths(tree.left, tree.right), reference_depths(tree.left)
+    )
+
+
+def test_node_depths_of_a_preorder_tree_match_reference():
+    """scikit-learn numbers its nodes in preorder (children not adjacent): the same depths."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = load_diabetes(return_X_y=True)
+    tree = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X, y).tree_
+    left, right = tree.children_left, tree.children_right
+    assert np.any((left != TREE_LEAF) & (right != left + 1))
+    np.testing.assert_array_equal(_predict.node_depths(left, right), reference_depths(left, right))
 
 
 @pytest.mark.parametrize("seed", range(6))

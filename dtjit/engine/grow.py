@@ -258,7 +258,7 @@ def accept_split(
     every caller.
     """
     child_stats = splits.child_stats
-    if mdl_stop and not mdlp_accepts_split(
+    if mdl_stop is not None and not mdlp_accepts_split(
         child_stats[k, 0], child_stats[k, 1], weight_left, weight_right
     ):
         return
@@ -378,7 +378,7 @@ class PresortedFit(NamedTuple):
     parallel: bool
     n_chunks: int
     random_split: bool
-    mdl_stop: bool
+    mdl_stop: object  # switch (True or None): the MDL test is compiled only for fits using it
     cat_slot: np.ndarray
     two_valued: tuple
     row_feature: int
@@ -439,10 +439,16 @@ def evaluate_batch(batch, nodes, node_bits, fit):
     candidate = np.empty((n_searched, n_features), dtype=np.uint8)
     out_threshold = np.empty((n_searched, n_features), dtype=np.float64)
     out_missing = np.full((n_searched, n_features), -1, dtype=np.int8)
-    draw_candidates(
-        search_nodes, nodes.start, nodes.end, sorted_val, fit.max_features, fit.rng_state,
-        fit.random_split, two_slot, candidate, out_threshold, out_missing,
-    )  # fmt: skip
+    if fit.max_features < n_features or fit.random_split:
+        draw_candidates(
+            search_nodes, nodes.start, nodes.end, sorted_val, fit.max_features, fit.rng_state,
+            fit.random_split, two_slot, candidate, out_threshold, out_missing,
+        )  # fmt: skip
+    else:
+        # Nothing to draw: every feature is a candidate but the two-valued ones, as
+        # draw_candidates would mark them (a fit that draws nothing does not compile it).
+        candidate[:] = 1
+        candidate[:, two_slot >= 0] = 0
     out_proxy = np.full((n_searched, n_features), NO_SPLIT)  # the sweep skips non-candidates
     out_pos = np.empty((n_searched, n_features), dtype=np.int64)
     cat_candidate, out_bits = hold_categorical_candidates(candidate, fit.cat_slot, node_bits)
@@ -959,7 +965,7 @@ def build(
         bool(unit_weight or np.all(sample_weight == 1.0)), xlogx,
         bool(is_regression), int(n_sweep), int(criterion), rules, int(max_features),
         float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(random_split),
-        bool(mdl_stop), cat_slot, two_valued, row_feature, upkeep, switches,
+        switch(mdl_stop), cat_slot, two_valued, row_feature, upkeep, switches,
         sweep_switches(
             random_split, has_missing, unit_weight, criterion, n_sweep, weight_root, xlogx,
             accelerate,
@@ -1147,7 +1153,7 @@ class BinnedFit(NamedTuple):
     rng_state: np.ndarray
     parallel: bool
     n_chunks: int
-    mdl_stop: bool
+    mdl_stop: object  # switch (True or None): the MDL test is compiled only for fits using it
     cat_slot: np.ndarray
     nan_bin: np.ndarray
     categorical_search: object
@@ -1202,12 +1208,13 @@ def evaluate_batch_hist(batch, nodes, node_slot, hist_pool, node_bits, fit):
     rows_searched = int(n.sum())
     max_segment = int(n.max())
 
-    candidate = np.empty((n_searched, n_features), dtype=np.uint8)
-    draw_candidates_binned(
-        search_nodes, node_slot, nodes.start, nodes.end, hist_pool, codes, bin_offset,
-        fit.bin_min, fit.bin_max, fit.n_sweep, fit.unit_weight, fit.max_features,
-        fit.rng_state, candidate,
-    )  # fmt: skip
+    candidate = np.ones((n_searched, n_features), dtype=np.uint8)
+    if fit.max_features < n_features:  # else every feature, and nothing drawn or compiled
+        draw_candidates_binned(
+            search_nodes, node_slot, nodes.start, nodes.end, hist_pool, codes, bin_offset,
+            fit.bin_min, fit.bin_max, fit.n_sweep, fit.unit_weight, fit.max_features,
+            fit.rng_state, candidate,
+        )  # fmt: skip
     cat_candidate, out_bits = hold_categorical_candidates(candidate, fit.cat_slot, node_bits)
     out_proxy = np.empty((n_searched, n_features), dtype=np.float64)
     out_cut = np.empty((n_searched, n_features), dtype=np.int64)
@@ -1531,7 +1538,7 @@ def build_hist(
         if n_samples >= ACCELERATE_MIN_ROWS
         else NO_TABLE,
         rules, int(max_features),
-        float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(mdl_stop), cat_slot,
+        float(weight_root), rng_state, bool(parallel), int(n_chunks), switch(mdl_stop), cat_slot,
         nan_bin, categorical_search,
         stored_histogram_min_rows(n_features, int(bin_offset[n_features]), n_hist),
         # A numeric feature's NaN bin is its last, where bin_min is NaN; the row sweeps of
@@ -1598,14 +1605,3 @@ def breadth_first_order(left, right):
             order[tail + 1] = right[node]
             tail += 2
     return order
-
-
-@kernel
-def node_depths(left, right):
-    """Depth of every node of a tree whose children have larger ids than their parent."""
-    depth = np.zeros(left.shape[0], dtype=np.int64)
-    for node in range(left.shape[0]):
-        if left[node] != TREE_LEAF:
-            depth[left[node]] = depth[node] + 1
-            depth[right[node]] = depth[node] + 1
-    return depth

@@ -93,15 +93,17 @@ def round_down_to_float32(threshold: np.ndarray) -> np.ndarray:
     return t32
 
 
-def node_depths(left: np.ndarray) -> np.ndarray:
-    """Return the depth of every node reachable from the root (``left == -1`` at leaves)."""
+def node_depths(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Return the depth of every node reachable from the root (``-1`` children at leaves).
+
+    Any node order (breadth-first, scikit-learn's preorder): one vectorised pass per level.
+    """
     depth = np.zeros(len(left), dtype=np.int64)
     level = np.zeros(min(len(left), 1), dtype=np.int64)
     d = 0
-    while level.size:  # one pass per level, vectorised within it
-        children = left[level]
-        children = children[children != TREE_LEAF]
-        level = np.concatenate([children, children + 1])
+    while level.size:
+        split = left[level] != TREE_LEAF
+        level = np.concatenate([left[level[split]], right[level[split]]])
         d += 1
         depth[level] = d
     return depth
@@ -309,7 +311,8 @@ def pack_nodes(
     )
     tree_node = np.zeros(n_slots, dtype=np.int64)
     tree_node[slot_of] = np.arange(n_nodes)
-    phases = phase_lengths(node_depths(left)[is_leaf], rows[is_leaf])
+    # Children are adjacent in the packed trees' node order: right == left + 1.
+    phases = phase_lengths(node_depths(left, left + 1)[is_leaf], rows[is_leaf])
     return PackedTree(nodes, shift, (1 << feature_bits) - 1, phases, tree_node)
 
 

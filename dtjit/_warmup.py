@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .predict.routing import PARALLEL_PREDICT_MIN_WORK
+
 SPLITTERS = ("best", "hist", "random")
 PARALLEL_ROWS = 20_000  # x 20 features: well above dtjit's threshold for parallel kernels
 N_FEATURES = 20
@@ -44,6 +46,12 @@ class Step(NamedTuple):
     name: str
     run: Callable[[], Any]
     family: str
+
+
+def threaded_predict_rows(X: np.ndarray) -> np.ndarray:
+    """Return ``X``'s rows repeated up to the size from which a prediction runs threaded."""
+    n_rows = -(-PARALLEL_PREDICT_MIN_WORK // X.shape[1])
+    return np.resize(X, (max(n_rows, X.shape[0]), X.shape[1]))
 
 
 def splitter_list(splitters: str | Sequence[str]) -> list[str]:
@@ -195,7 +203,7 @@ def warm_up_steps(
             model = Classifier(
                 splitter=splitter, categorical_features=list(range(8)), max_depth=6, n_jobs=-1
             )
-            model.fit(X_cat, y).predict(X_cat)
+            model.fit(X_cat, y).predict(threaded_predict_rows(X_cat))
 
     def other_criteria() -> None:
         for splitter in splitters:
@@ -253,13 +261,14 @@ def warm_up_steps(
         fitted[name].predict(X)
 
     parallel = f"{PARALLEL_ROWS:,} x {X.shape[1]}, n_jobs=-1"
+    parallel_predict = f"{threaded_predict_rows(X).shape[0]:,} x {X.shape[1]}, n_jobs=-1"
     steps = [
         Step("classifier fit, iris, serial", fit_iris, COMMON),
         Step("classifier predict, iris, serial",
              partial(predict, "iris", fit_iris, iris_X), COMMON),
         Step(f"classifier fit, {parallel}", fit_parallel, COMMON),
-        Step(f"classifier predict, {parallel}",
-             partial(predict, "parallel", fit_parallel, X), COMMON),
+        Step(f"classifier predict, {parallel_predict}",
+             partial(predict, "parallel", fit_parallel, threaded_predict_rows(X)), COMMON),
     ]  # fmt: skip
     for splitter in splitters:
         if splitter != "best":  # same predict kernels as "best": fit only

@@ -140,9 +140,11 @@ def test_chunked_scans_merge_to_the_reference(n_chunks):
     assert list(np.flatnonzero(slot[-5:] >= 0)) == [0, 3]
 
 
-def test_parallel_layout_equals_serial_layout():
-    X = columns_split_by_chunks(12_000)  # over PARALLEL_MIN_WORK cells: the threaded passes
-    assert X.size >= sweep_two_valued.PARALLEL_MIN_WORK
+def test_parallel_layout_equals_serial_layout(monkeypatch):
+    X = columns_split_by_chunks(12_000)
+    # The threaded passes from this size on (a smaller X than the real threshold's).
+    monkeypatch.setattr(sweep_two_valued, "PASS_PARALLEL_MIN_WORK", X.size)
+    assert sweep_two_valued.row_chunks(X, 2).shape[0] == 3
     eligible = np.ones(X.shape[1], dtype=np.uint8)
     serial = sweep_two_valued.two_valued_layout(X, eligible, 1)
     parallel = sweep_two_valued.two_valued_layout(X, eligible, 2)

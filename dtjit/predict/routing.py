@@ -12,13 +12,18 @@ import numpy as np
 from scipy import sparse
 
 from .._tree import Tree
-from ..engine.jit import PARALLEL_MIN_WORK
 from ..engine.threads import numba_threads
 from . import blocks as _blocks
 from . import walk, walk_categorical
 
 # NaN in X is a missing value in fit and predict (infinity stays an error in both).
 ALLOW_NAN = True
+
+
+# Values (rows x features) from which a prediction runs threaded: below it the walk takes a
+# few milliseconds, less than waking sleeping threads for a parallel region costs (measured
+# on 2 vCPUs); and a small threaded fit then compiles no threaded walk.
+PARALLEL_PREDICT_MIN_WORK = 1 << 21
 
 
 def raise_for_unroutable(found: int) -> None:
@@ -71,7 +76,7 @@ def route(
         with numba_threads(n_threads) as threads:
             for start, stop, block in _blocks.iter_float32_blocks(X, rows):
                 # The serial path enters no parallel region (see ``threads``).
-                if threads > 1 and block.size >= PARALLEL_MIN_WORK:
+                if threads > 1 and block.size >= PARALLEL_PREDICT_MIN_WORK:
                     found = walk_categorical.route_rows_categorical(
                         block, *categorical, payload, out[start:stop]
                     )
@@ -92,7 +97,7 @@ def route(
         raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
     packed = tree.packed_nodes()
-    if X.size < PARALLEL_MIN_WORK:
+    if X.size < PARALLEL_PREDICT_MIN_WORK:
         found = walk.route_rows(
             walk.route_rows_serial, _blocks.float32_block(X), packed, payload, out, ALLOW_NAN
         )
@@ -106,7 +111,7 @@ def route(
         for start, stop, block in _blocks.iter_float32_blocks(X, rows):
             kernel = (
                 walk.route_rows_parallel
-                if threads > 1 and block.size >= PARALLEL_MIN_WORK
+                if threads > 1 and block.size >= PARALLEL_PREDICT_MIN_WORK
                 else walk.route_rows_serial
             )
             found = walk.route_rows(kernel, block, packed, payload, out[start:stop], ALLOW_NAN)

@@ -16,7 +16,11 @@ import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
 from dtjit._tree import Tree, TreeFormatError, read_model_file, write_model_file
 from dtjit.engine.jit import CRITERION_CODES
-from dtjit.engine.sweep_categorical import MAX_EXHAUSTIVE_CATEGORIES, best_category_subset
+from dtjit.engine.sweep_categorical import (
+    MAX_EXHAUSTIVE_CATEGORIES,
+    best_category_subset,
+    stable_order,
+)
 from dtjit.export import export_text, to_dict
 
 pd = pytest.importorskip("pandas")
@@ -618,3 +622,16 @@ def test_categorical_model_missing_or_reordered_column_error_as_numeric(columns)
             model.predict(frame[columns])
         errors.append(str(info.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 3, 7, 8, 9, 31, 64, 1000])
+def test_stable_order_is_numpys_stable_argsort(m):
+    """The categories' order by rate: ties in category order, NaN (a weightless category) last."""
+    rng = np.random.default_rng(m)
+    for key in (
+        rng.normal(size=m),
+        rng.integers(0, 4, m).astype(np.float64),  # many ties
+        np.where(rng.random(m) < 0.3, np.nan, rng.integers(0, 3, m).astype(np.float64)),
+        np.arange(m, 0, -1, dtype=np.float64),
+    ):
+        np.testing.assert_array_equal(stable_order(key), np.argsort(key, kind="stable"))

@@ -539,6 +539,13 @@ def switch(flag):
     return True if flag else None
 
 
+@inline_kernel
+def copy_bits(src, dst):
+    """Copy a split row of bits: a loop, as row assignment compiles numba's shape-error text."""
+    for w in range(src.shape[0]):
+        dst[w] = src[w]
+
+
 @kernel
 def choose_splits(
     search, nodes, sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y,
@@ -598,7 +605,7 @@ def choose_splits(
         if categorical_search is not None and cat_slot[best_f] >= 0:
             # A subset split: its rows are not a prefix of the sorted segment. (NaN is one
             # of its categories: its side is in the split row, not in out_missing.)
-            node_bits[node] = out_bits[s, cat_slot[best_f]]
+            copy_bits(out_bits[s, cat_slot[best_f]], node_bits[node])
             out_threshold[s, best_f] = node
             left_ids, right_ids = split_segment_ids(
                 idx, sorted_val[best_f], start, end, node_bits[node]
@@ -1316,7 +1323,7 @@ def split_nodes(
             # A subset split: recode the categories left-first, partition on the cut
             # between the two groups, then restore the codes. Its NaN bin is one of the
             # recoded categories, so no separate NaN code.
-            node_bits[node] = out_bits[s, cat_slot[best_f]]
+            copy_bits(out_bits[s, cat_slot[best_f]], node_bits[node])
             out_threshold[s, best_f] = node
             cut, inverse = order_bins_left_first(
                 codes, node_start[node], node_end[node], best_f, nan_bin[best_f],

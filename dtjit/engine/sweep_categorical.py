@@ -195,6 +195,44 @@ def scan_subsets(m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_s
 
 
 @kernel
+def stable_order(key):
+    """Return the positions of ``key`` in ascending key order, ties in position order, NaN last.
+
+    ``np.argsort(key, kind="stable")``'s result, by a bottom-up merge sort written here:
+    numba's own argsort compiled for about 3 s of a first categorical fit.
+    """
+    m = key.shape[0]
+    order = np.empty(m, dtype=np.int64)
+    merged = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        order[j] = j
+    width = 1
+    while width < m:
+        for low in range(0, m, 2 * width):
+            middle = min(low + width, m)
+            high = min(low + 2 * width, m)
+            a, b = low, middle
+            for out in range(low, high):
+                # b goes first only if strictly before a (stable); a NaN key is after all.
+                take_b = a >= middle or (
+                    b < high
+                    and (
+                        key[order[b]] < key[order[a]]
+                        or (key[order[a]] != key[order[a]] and key[order[b]] == key[order[b]])
+                    )
+                )
+                if take_b:
+                    merged[out] = order[b]
+                    b += 1
+                else:
+                    merged[out] = order[a]
+                    a += 1
+        order, merged = merged, order
+        width *= 2
+    return order
+
+
+@kernel
 def best_category_subset(m, cat_stats, cat_weight, cat_count, total, weight, n_sweep, criterion,
                          min_samples_leaf, min_weight_leaf, side):  # fmt: skip
     """Best left set over ``m`` present categories (see the module docstring for the method).
@@ -244,7 +282,7 @@ def best_category_subset(m, cat_stats, cat_weight, cat_count, total, weight, n_s
         for column in range(first, first + 1 if one_ordering else n_sweep):
             for j in range(m):
                 key[j] = cat_stats[j, column] / cat_weight[j]
-            order = np.argsort(key, kind="mergesort")
+            order = stable_order(key)
             best_proxy = scan_prefixes(
                 order, m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_sweep,
                 criterion, min_samples_leaf, min_weight_leaf, left, best_proxy, side,

@@ -59,6 +59,7 @@ RULED_OUT = 3  # a third value, a NaN, or not eligible
 # about 0.1-0.3 ns per cell: below this, less than waking the threads of a parallel region.
 PASS_PARALLEL_MIN_WORK = 1 << 22
 
+
 @inline_kernel
 def scan_rows(X, start, end, eligible, low, high, state):
     """Read rows ``[start, end)`` of X into ``low, high, state`` (one row of each per scan).

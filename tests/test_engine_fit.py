@@ -230,6 +230,12 @@ def test_engine_fit_rescales_extreme_weights_and_reports_them_in_their_units():
     _assert_same_tree(result, est)
 
 
+def test_engine_fit_refuses_an_unknown_splitter():
+    X, labels, _, _ = _data(n=20)
+    with pytest.raises(ValueError, match="FitSpec.splitter must be one of"):
+        engine.fit(_spec(splitter="exact"), X, _codes(labels), np.ones(20))
+
+
 def test_engine_errors_keep_their_messages():
     X, labels, _, _ = _data(n=8)
     weight = np.array([1e-310, 1.0, 1e300, 1.0, 1.0, 1.0, 1.0, 1.0])

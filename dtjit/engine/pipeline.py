@@ -10,6 +10,8 @@ from .jit import multi_output_criterion
 from .records import FitResult, FitSpec, WeightedRows
 from .threads import numba_threads
 
+SPLITTERS = ("best", "random", "hist")
+
 
 def fit(spec: FitSpec, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> FitResult:
     """Grow one tree on validated data, as scikit-learn's ``_fit`` calls ``builder.build``.
@@ -37,10 +39,10 @@ def fit(spec: FitSpec, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) 
     Raises
     ------
     ValueError
-        Where the data leave what the engine can represent: weights spanning more than
-        float64 holds, more classes than the exact splitters' codes hold, a categorical
-        column with more bins than ``splitter="hist"`` holds, node values overflowing
-        float64.
+        For an unknown ``spec.splitter``, and where the data leave what the engine can
+        represent: weights spanning more than float64 holds, more classes than the exact
+        splitters' codes hold, a categorical column with more bins than ``splitter="hist"``
+        holds, node values overflowing float64.
 
     Notes
     -----
@@ -48,6 +50,8 @@ def fit(spec: FitSpec, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) 
     prediction layer for its packed nodes, and the engine imports nothing outside
     ``dtjit.engine``, so the caller wraps the arrays.
     """
+    if spec.splitter not in SPLITTERS:
+        raise ValueError(f"FitSpec.splitter must be one of {SPLITTERS}, got {spec.splitter!r}.")
     X, rows = prepare.weighted_rows(spec, X, y, sample_weight)
     with numba_threads(spec.n_threads):
         built, node_bits, features_with_missing = _grow(spec, X, rows)

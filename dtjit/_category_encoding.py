@@ -1,4 +1,4 @@
-"""Categorical features at the Python boundary: which columns, their codes, their bins.
+"""Categorical features at the Python boundary: which columns, their codes, their layout.
 
 ``categorical_features`` names the columns (indices, names, a boolean mask, or
 ``"from_dtype"``, the default: the pandas ``category`` columns of a DataFrame, none for any
@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-HIST_MAX_BINS = 256
 
 
 @dataclass(frozen=True)
@@ -422,93 +420,3 @@ def split_layout(columns: CategoricalColumns, n_features: int) -> tuple[np.ndarr
     cat_slot[columns.features] = np.arange(len(columns.features), dtype=np.int32)
     n_words = max(1, (columns.n_categories + 63) // 64)
     return cat_slot, n_words
-
-
-def bin_with_categories(
-    X: np.ndarray, columns: CategoricalColumns, bin_numeric: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Bins for ``splitter="hist"``: numeric columns by ``bin_numeric``, categories as codes.
-
-    A categorical column's bin is its code; a missing value gets the bin after the largest
-    code. ``bin_numeric(X)`` returns the numeric columns' ``(codes, bin_offset, bin_min,
-    bin_max)``.
-
-    Returns
-    -------
-    codes, bin_offset, bin_min, bin_max : ndarray
-        The binned data of all columns (``binning.BinnedData`` fields).
-    nan_bin : ndarray of int64, shape (n_features,)
-        Missing-value bin of each categorical column, ``-1`` otherwise.
-    """
-    n_samples, n_features = X.shape
-    is_cat = columns.mask(n_features).astype(bool)
-    if not is_cat.any():
-        # No categories: the numeric binning's arrays as they are. Selecting the numeric
-        # columns would copy X (and its codes) whole: +0.1 s and +1x X of peak memory
-        # on 1M x 20 rows.
-        return (*bin_numeric(X)[:4], np.full(n_features, -1, dtype=np.int64))
-    numeric = np.flatnonzero(~is_cat)
-    codes = np.empty((n_samples, n_features), dtype=np.uint8)
-    n_bins = np.zeros(n_features, dtype=np.int64)
-    lows: list[np.ndarray] = [np.zeros(0)] * n_features
-    highs: list[np.ndarray] = [np.zeros(0)] * n_features
-    if numeric.size:
-        sub = bin_numeric(np.ascontiguousarray(X[:, numeric]))
-        codes[:, numeric] = sub[0]
-        for j, f in enumerate(numeric):
-            first, stop = sub[1][j], sub[1][j + 1]
-            n_bins[f] = stop - first
-            lows[f], highs[f] = sub[2][first:stop], sub[3][first:stop]
-    nan_bin = np.full(n_features, -1, dtype=np.int64)
-    for f in np.flatnonzero(is_cat):
-        column = X[:, f]
-        missing = np.isnan(column)
-        n_codes = int(np.nanmax(column)) + 1 if (~missing).any() else 0
-        total = n_codes + int(missing.any())
-        if total > HIST_MAX_BINS:
-            raise ValueError(
-                f"categorical feature {f} needs {total} bins ({n_codes} codes"
-                f"{' plus missing values' if missing.any() else ''}); splitter='hist' holds "
-                f"at most {HIST_MAX_BINS} bins per feature; use splitter='best'."
-            )
-        bins = np.where(missing, n_codes, np.nan_to_num(column)).astype(np.uint8)
-        codes[:, f] = bins
-        if missing.any():
-            nan_bin[f] = n_codes
-        n_bins[f] = max(total, 1)
-        lows[f] = highs[f] = np.arange(n_bins[f], dtype=np.float64)
-    bin_offset = np.zeros(n_features + 1, dtype=np.int64)
-    np.cumsum(n_bins, out=bin_offset[1:])
-    return (
-        codes,
-        bin_offset,
-        np.concatenate(lows).astype(np.float64),
-        np.concatenate(highs).astype(np.float64),
-        nan_bin,
-    )
-
-
-def categorical_split_arrays(
-    arrays: dict[str, np.ndarray], node_bits: np.ndarray, cat_slot: np.ndarray
-) -> dict[str, np.ndarray]:
-    """Turn the builders' split rows into the tree's ``categorical_set`` / ``category_bits``.
-
-    The builders store a categorical split's split-row index (its creation id) as the
-    node's ``threshold``; here each such node gets the next row of the bitset table (in node
-    order), its learned ``missing_left``, and the threshold NaN (``Tree``'s contract).
-    ``arrays`` (already in breadth-first order) is modified in place.
-    """
-    feature = arrays["feature"]
-    n_words = node_bits.shape[1] - 1
-    is_cat = np.zeros(feature.shape[0], dtype=bool)
-    split = feature >= 0
-    is_cat[split] = cat_slot[feature[split]] >= 0
-    rows = node_bits[arrays["threshold"][is_cat].astype(np.int64)]
-    categorical_set = np.full(feature.shape[0], -1, dtype=np.int32)
-    categorical_set[is_cat] = np.arange(rows.shape[0], dtype=np.int32)
-    arrays["missing_left"][is_cat] = rows[:, n_words].astype(np.uint8)
-    arrays["threshold"][is_cat] = np.nan
-    return {
-        "categorical_set": categorical_set,
-        "category_bits": np.ascontiguousarray(rows[:, :n_words]),
-    }

@@ -1,4 +1,4 @@
-"""scikit-learn compatible estimators: validate, convert, call the compiled kernels."""
+"""scikit-learn compatible estimators: validate, resolve the parameters, call ``engine.fit``."""
 
 from __future__ import annotations
 
@@ -21,32 +21,17 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from . import _category_encoding, _display, _prune
+from . import _category_encoding, _display, _prune, engine
 from ._parameters import check_class_weight_values, kernel_count
 from ._tree import Tree
-from .engine import binning, grow, sweep_exact, sweep_two_valued
 from .engine.criterion import POISSON_EPSILON
-from .engine.jit import (
-    ABSOLUTE_ERROR,
-    CRITERION_CODES,
-    ENTROPY,
-    GINI,
-    PARALLEL_MIN_WORK,
-    SQUARED_ERROR,
-    TREE_LEAF,
-    multi_output_criterion,
-    read_only,
-)
-from .engine.sweep_absolute_error import MEDIAN_STAT
+from .engine.jit import CRITERION_CODES
 from .engine.sweep_categorical import MAX_CATEGORIES
-from .engine.threads import numba_threads, usable_threads
+from .engine.threads import usable_threads
 from .predict import partial_dependence
 from .predict import routing as _routing
 
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
-# Classes the exact and random splitters can sweep: their presorted class codes are at most
-# uint16 (uint8 up to 256 classes).
-MAX_SORTED_CODES = 1 << 16
 # Criteria the categorical subset search scores (dtjit.engine.sweep_categorical). Not
 # absolute_error: ordering categories by median does not give the best subset, and no sound
 # O(k log k) rule is known for it.
@@ -95,8 +80,45 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
 
     # -- fitting -----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any, sample_weight: Any, *, is_classifier: bool) -> Any:
+        # Validate, resolve every parameter into one FitSpec, then one call into the engine
+        # (as scikit-learn's _fit calls builder.build). Input errors are raised here; the
+        # engine raises only its own limits (float64 once rescaled, code widths, bins).
         self._validate_params()
         n_threads = usable_threads(self.n_jobs)
+        X, y, columns = self._validate_training_data(X, y, is_classifier)
+        n_outputs = 1 if y.ndim == 1 else y.shape[1]
+        if is_classifier:
+            y_kernel = self._encode_classes(y, n_outputs)
+            n_classes = np.atleast_1d(self.n_classes_)
+        else:
+            # C-contiguous and writable: numba types a read-only array as a type of its own,
+            # so a read-only y or sample_weight (pandas' to_numpy under copy-on-write, a
+            # read-only memmap) would compile a second copy of the builder, 10-60 s cold.
+            y_kernel = _kernel_vector(y)
+            _check_regression_criterion(self.criterion, self.splitter, y_kernel)
+            n_classes = np.ones(n_outputs, dtype=np.intp)
+        sample_weight, weight_total = self._training_weights(sample_weight, X, y, is_classifier)
+        if self.criterion == "poisson":
+            _check_poisson_root(y_kernel, sample_weight)
+        spec = self._fit_spec(
+            X.shape, n_classes, weight_total, columns, n_threads, is_classifier=is_classifier
+        )
+        fitted = engine.fit(spec, X, y_kernel, sample_weight)
+        self.features_with_missing_ = fitted.features_with_missing
+        self.n_outputs_ = n_outputs
+        # The engine returns arrays: Tree depends on dtjit.predict, which the engine may not.
+        tree = Tree(n_features=X.shape[1], n_classes=n_classes, **fitted.tree._asdict())
+        self.tree_ = _prune.prune_to_alpha(tree, float(self.ccp_alpha))
+        return self
+
+    def _validate_training_data(
+        self, X: Any, y: Any, is_classifier: bool
+    ) -> tuple[np.ndarray, np.ndarray, _category_encoding.CategoricalColumns]:
+        """Return X (float32, C order) and y validated, and the categorical columns learned.
+
+        Sets ``n_features_in_`` (and ``feature_names_in_``) and the fitted categorical
+        attributes.
+        """
         raw_X = X
         X, cat_features = _category_encoding.fit_features(
             self.categorical_features, X, self.splitter
@@ -113,10 +135,8 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             # One output, as in scikit-learn; a DataConversionWarning only where several
             # outputs are not supported (e.g. splitter="hist"), as single-output estimators do.
             y = column_or_1d(y, warn=not self._supports_multi_output())
-        n_outputs = 1 if y.ndim == 1 else y.shape[1]
-        if n_outputs > 1:
+        if y.ndim > 1 and y.shape[1] > 1:
             self._check_multi_output(cat_features.size > 0)
-        n_samples, n_features = X.shape
         if cat_features.size:
             # NaN in a categorical column is a missing category, as in a numeric one.
             _category_encoding.check_codes(
@@ -132,25 +152,29 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         self.categorical_features_ = columns.features
         self.categories_ = columns.categories
         self.categories_from_values_ = columns.from_values
-        cat_slot, n_words = _category_encoding.split_layout(columns, n_features)
-        if is_classifier:
-            _check_classification_targets(y)
-            if n_outputs == 1:
-                self.classes_, y_encoded = _encode_labels(y)
-                self.n_classes_ = len(self.classes_)
-            else:
-                encoded = [np.unique(y[:, o], return_inverse=True) for o in range(n_outputs)]
-                self.classes_ = [classes for classes, _ in encoded]
-                self.n_classes_ = np.array([len(c) for c in self.classes_], dtype=np.intp)
-                y_encoded = np.column_stack([codes for _, codes in encoded])
-            y_encoded = y_encoded.astype(np.int32)
-        # C-contiguous and writable: numba types a read-only array as a type of its own, so a
-        # read-only y or sample_weight (pandas' to_numpy under copy-on-write, a read-only
-        # memmap) would compile a second copy of the builder, 10-60 s on a cold cache.
-        y_float = _kernel_vector(y) if not is_classifier else None
-        if not is_classifier:
-            _check_regression_criterion(self.criterion, self.splitter, y_float)
+        return X, y, columns
 
+    def _encode_classes(self, y: np.ndarray, n_outputs: int) -> np.ndarray:
+        """Set ``classes_`` and ``n_classes_``; return y's int32 class codes per output."""
+        _check_classification_targets(y)
+        if n_outputs == 1:
+            self.classes_, y_encoded = _encode_labels(y)
+            self.n_classes_ = len(self.classes_)
+        else:
+            encoded = [np.unique(y[:, o], return_inverse=True) for o in range(n_outputs)]
+            self.classes_ = [classes for classes, _ in encoded]
+            self.n_classes_ = np.array([len(c) for c in self.classes_], dtype=np.intp)
+            y_encoded = np.column_stack([codes for _, codes in encoded])
+        return y_encoded.astype(np.int32)
+
+    def _training_weights(
+        self, sample_weight: Any, X: np.ndarray, y: np.ndarray, is_classifier: bool
+    ) -> tuple[np.ndarray, float]:
+        """Return the float64 weights (times ``class_weight``) and their total.
+
+        ``y`` holds a classifier's labels (``class_weight`` names classes); without weights
+        the total is the row count.
+        """
         if sample_weight is not None:
             sample_weight = _check_sample_weight(
                 sample_weight, X, dtype=np.float64, ensure_non_negative=True
@@ -161,33 +185,38 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             with np.errstate(over="ignore"):  # an overflowing product is refused below
                 sample_weight = expanded if sample_weight is None else sample_weight * expanded
         if sample_weight is None:
-            sample_weight = np.ones(n_samples, dtype=np.float64)
-            min_weight_leaf = self.min_weight_fraction_leaf * n_samples
-        else:
-            sample_weight = _kernel_vector(sample_weight)
-            with np.errstate(over="ignore"):  # an overflowing total is refused below
-                total = sample_weight.sum()
-            if not total > 0.0:
-                raise ValueError(
-                    "sample_weight sums to zero: at least one sample needs a positive weight."
-                )
-            if not np.isfinite(total):
-                raise ValueError(
-                    "The sample weights (sample_weight times class_weight) sum to more than "
-                    "float64 holds; divide them by a common factor, which changes no split."
-                )
-            min_weight_leaf = self.min_weight_fraction_leaf * total
-        if self.criterion == "poisson":
-            _check_poisson_root(y_float, sample_weight)
+            return np.ones(X.shape[0], dtype=np.float64), X.shape[0]
+        sample_weight = _kernel_vector(sample_weight)
+        with np.errstate(over="ignore"):  # an overflowing total is refused below
+            total = sample_weight.sum()
+        if not total > 0.0:
+            raise ValueError(
+                "sample_weight sums to zero: at least one sample needs a positive weight."
+            )
+        if not np.isfinite(total):
+            raise ValueError(
+                "The sample weights (sample_weight times class_weight) sum to more than "
+                "float64 holds; divide them by a common factor, which changes no split."
+            )
+        return sample_weight, total
 
-        # Fractions are of the rows passed in (before zero-weight rows are dropped), as in
-        # scikit-learn. Every value reaching the kernels is a plain int / float, so numpy
-        # scalars in the parameters never compile a second copy of the builder.
-        max_depth = (
-            MAX_DEPTH_UNLIMITED
-            if self.max_depth is None
-            else kernel_count(self.max_depth, MAX_DEPTH_UNLIMITED)
-        )
+    def _fit_spec(
+        self,
+        shape: tuple[int, int],
+        n_classes: np.ndarray,
+        weight_total: float,
+        columns: _category_encoding.CategoricalColumns,
+        n_threads: int,
+        *,
+        is_classifier: bool,
+    ) -> engine.FitSpec:
+        """Resolve the parameters into the engine's settings; sets ``max_features_``.
+
+        Fractions are of the rows passed in (before zero-weight rows are dropped), as in
+        scikit-learn. Every value is a plain int / float, so numpy scalars in the parameters
+        never compile a second copy of the builder.
+        """
+        n_samples, n_features = shape
         if isinstance(self.min_samples_leaf, numbers.Integral):
             min_samples_leaf = kernel_count(self.min_samples_leaf)
         else:
@@ -196,190 +225,37 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             min_samples_split = kernel_count(self.min_samples_split)
         else:
             min_samples_split = max(2, ceil(self.min_samples_split * n_samples))
-        min_samples_split = max(min_samples_split, 2 * min_samples_leaf)
         self.max_features_ = self._resolve_max_features(n_features)
-        # Like scikit-learn, rows of zero weight take no part at all: they count in no node's
-        # n_node_samples and cannot satisfy min_samples_leaf.
-        keep = sample_weight != 0.0
-        if not keep.all():
-            X, sample_weight = X[keep], sample_weight[keep]
-            if is_classifier:
-                y_encoded = y_encoded[keep]
-            else:
-                y_float = y_float[keep]
-            n_samples = X.shape[0]
-        criterion = CRITERION_CODES[self.criterion]
-        max_leaf_nodes = -1 if self.max_leaf_nodes is None else kernel_count(self.max_leaf_nodes)
         seed = check_random_state(self.random_state).randint(
             1, np.iinfo(np.int64).max, dtype=np.int64
         )
-        rng_state = np.array([seed], dtype=np.uint64)
-
-        # Gini needs W*W and squared error w*y*y: rescale weights and targets by exact powers
-        # of two when those would overflow or underflow float64. Nothing changes for data of
-        # ordinary magnitude (scale 1), and a power of two changes no rounding elsewhere.
-        weight_scale = _power_of_two_scale(sample_weight)
-        # Only squared error squares the targets (the other criteria are scale-free sums).
-        target_scale = 1.0 if criterion != SQUARED_ERROR else _power_of_two_scale(y_float)
-        if weight_scale != 1.0:
-            sample_weight = sample_weight * weight_scale
-            if not (sample_weight > 0.0).all():
-                raise ValueError(
-                    "sample_weight spans more than float64 can hold once rescaled for the "
-                    "criterion's squares (its largest and smallest positive weights differ by "
-                    "a factor near 1e300 or more); clip the smallest weights or drop them."
-                )
-            min_weight_leaf *= weight_scale
-        if getattr(self, "mdl_stop", False) and n_samples > 1 and sample_weight.sum() < 2.0:
-            warnings.warn(
-                f"mdl_stop counts sample weights as rows, and these sum to "
-                f"{sample_weight.sum() / weight_scale:.3g}: the MDL test splits no node "
-                "weighing less than 2, so the tree is one leaf. Scale relative weights to "
-                "the row count (w * n / w.sum()).",
-                UserWarning,
-                stacklevel=3,
-            )
-        if target_scale != 1.0:
-            y_float = y_float * target_scale
-        if is_classifier:
-            code, contrib, n_stats = _classification_sweep(
-                y_encoded, sample_weight, self.n_classes_
-            )
-            y_kernel = np.zeros(1, dtype=np.float64)  # unused by classification kernels
-            n_sweep = n_stats
-        else:
-            code, contrib, y_kernel, n_stats, n_sweep = _regression_sweep(
-                y_float, sample_weight, criterion
-            )
-        # In squared target units: scaled like the impurities (inf if it overflows: no split
-        # can then reach it, as none could in the original units either).
-        min_impurity_decrease = float(self.min_impurity_decrease)
-        if min_impurity_decrease > 0.0:
-            with np.errstate(over="ignore"):
-                min_impurity_decrease = float(
-                    np.float64(min_impurity_decrease) * target_scale * target_scale
-                )
-        # Unweighted classification: every contribution is 1, so the sweep gathers nothing.
-        unit_weight = is_classifier and bool(np.all(sample_weight == 1.0))
-        # Arguments shared by both builders, in their order after the data arguments.
-        build_args = (
-            code, contrib, sample_weight, bool(unit_weight), y_kernel, n_stats, n_sweep,
-            multi_output_criterion(criterion, n_outputs), not is_classifier, max_depth,
-            int(min_samples_split), int(min_samples_leaf), float(min_weight_leaf),
-            min_impurity_decrease, min(self.max_features_, n_features), max_leaf_nodes,
-            rng_state, n_threads > 1, int(n_threads), bool(getattr(self, "mdl_stop", False)),
-        )  # fmt: skip
-        switches = grow.search_switches(
-            multi_output_criterion(criterion, n_outputs), bool((cat_slot >= 0).any())
+        cat_slot, n_words = _category_encoding.split_layout(columns, n_features)
+        return engine.FitSpec(
+            splitter=self.splitter,
+            criterion=CRITERION_CODES[self.criterion],
+            is_regression=not is_classifier,
+            n_outputs=n_classes.shape[0],
+            n_classes=n_classes,
+            max_depth=(
+                MAX_DEPTH_UNLIMITED
+                if self.max_depth is None
+                else kernel_count(self.max_depth, MAX_DEPTH_UNLIMITED)
+            ),
+            min_samples_split=int(max(min_samples_split, 2 * min_samples_leaf)),
+            min_samples_leaf=int(min_samples_leaf),
+            min_weight_leaf=float(self.min_weight_fraction_leaf * weight_total),
+            min_impurity_decrease=float(self.min_impurity_decrease),
+            max_features=min(self.max_features_, n_features),
+            max_leaf_nodes=(
+                -1 if self.max_leaf_nodes is None else kernel_count(self.max_leaf_nodes)
+            ),
+            max_bins=int(self.max_bins),
+            mdl_stop=bool(getattr(self, "mdl_stop", False)),
+            rng_state=np.array([seed], dtype=np.uint64),
+            n_threads=int(n_threads),
+            cat_slot=cat_slot,
+            n_words=n_words,
         )
-        with numba_threads(n_threads):
-            if self.splitter == "hist":
-                max_bins = int(self.max_bins)
-                binned = _category_encoding.bin_with_categories(
-                    X, columns, lambda A: binning.bin_features(A, max_bins, n_threads)
-                )
-                built, node_bits = grow.build_hist(
-                    *binned[:4], *build_args, cat_slot, binned[4], n_words, switches[0]
-                )
-                # A numeric feature's NaN bin is its last, where bin_min is NaN; reading
-                # the bins saves a scan of X (15 ms on 1M x 20 rows).
-                _, bin_offset, bin_min, _, nan_bin = binned
-                last_bin_nan = np.isnan(bin_min[bin_offset[1:] - 1])
-                self.features_with_missing_ = last_bin_nan | (nan_bin >= 0)
-                del binned
-            else:
-                _check_sorted_code_range(n_sweep, n_outputs, self.splitter)
-                # 0/1 and other two-valued columns are searched from class counts where
-                # that gives the sweep's very splits: unweighted Gini or entropy, one
-                # output, every feature searched by the best splitter (sweep_two_valued). They
-                # need no presort.
-                two_valued_applies = (
-                    n_samples >= sweep_two_valued.MIN_ROWS
-                    and unit_weight
-                    and criterion in (GINI, ENTROPY)
-                    and n_outputs == 1
-                    and self.splitter == "best"
-                    and self.max_features_ >= n_features
-                    and not getattr(self, "mdl_stop", False)
-                )
-                X = read_only(X)  # one compiled presort for writeable and read-only X
-                two_valued = sweep_two_valued.two_valued_layout(
-                    X, (cat_slot < 0) if two_valued_applies else None, n_threads
-                )
-                unsorted = (two_valued[0] >= 0).astype(np.uint8)
-                sorted_idx, sorted_val = sweep_exact.presort(X, unsorted, n_threads)
-                # NaN sorts last in each presorted feature (read before the build
-                # partitions the columns in place) instead of scanning X again; the
-                # two-valued columns have none.
-                self.features_with_missing_ = np.isnan(sorted_val[:, -1]) & (unsorted == 0)
-                sorted_code = _sorted_codes(sorted_idx, code, n_outputs, unsorted, n_threads)
-                built, node_bits = grow.build(
-                    sorted_idx, sorted_val, sorted_code,
-                    *build_args, self.splitter == "random", cat_slot, n_words, two_valued,
-                    *switches,
-                )  # fmt: skip
-                del sorted_idx, sorted_val, sorted_code
-        (
-            feature, threshold, left, right, missing_left, _depth,
-            node_stats, weight, impurity, n_node_samples,
-        ) = built  # fmt: skip
-        missing_learned = (missing_left >= grow.LEARNED_FLAG).astype(np.uint8)
-        missing_left = missing_left % grow.LEARNED_FLAG
-
-        if criterion == ABSOLUTE_ERROR:
-            value = node_stats[:, MEDIAN_STAT].reshape(-1, 1, 1)
-            if not (np.isfinite(value).all() and np.isfinite(impurity).all()):
-                raise ValueError(
-                    "criterion='absolute_error' overflows float64 on this y (a median of two "
-                    "values or a mean absolute deviation passes 1.8e308: |y| is near 9e307 or "
-                    "larger); rescale y before fitting."
-                )
-        elif not is_classifier:
-            # The first n_outputs statistics are the sums of w * y (sweep_multioutput's layout).
-            value = (node_stats[:, :n_outputs] / weight[:, None] / target_scale).reshape(
-                -1, n_outputs, 1
-            )
-            with np.errstate(over="ignore"):
-                # Two divisions: the squared factor alone leaves float64's range for targets
-                # below 1e-154 (2**-530 squared), and its 0 or inf turned every impurity
-                # into 0 or a false "overflows".
-                impurity = impurity / target_scale / target_scale
-            if not np.isfinite(impurity).all():
-                raise ValueError(
-                    "The variance of y overflows float64 (|y| is near 1e154 or larger); "
-                    "rescale y before fitting."
-                )
-        else:
-            value = (node_stats / weight[:, None]).reshape(-1, n_outputs, n_stats // n_outputs)
-        weight = weight / weight_scale
-        arrays = {
-            "feature": feature,
-            "threshold": threshold,
-            "left": left,
-            "right": right,
-            "value": value,
-            "impurity": impurity,
-            "n_node_samples": n_node_samples,
-            "weighted_n_node_samples": weight,
-            "missing_left": missing_left,
-            "missing_learned": missing_learned,
-        }
-        if max_leaf_nodes > 0:  # best-first ids are in creation order
-            arrays = _renumber_breadth_first(arrays)
-        missing_learned = arrays.pop("missing_learned")
-        categorical = _category_encoding.categorical_split_arrays(arrays, node_bits, cat_slot)
-        # A subset split's NaN side is in its split row; exports always show it.
-        missing_learned[categorical["categorical_set"] >= 0] = 0
-        self.n_outputs_ = n_outputs
-        tree = Tree(
-            n_features=n_features,
-            n_classes=np.atleast_1d(self.n_classes_) if is_classifier else [1] * n_outputs,
-            **arrays,
-            **categorical,
-            missing_learned=missing_learned,
-        )
-        self.tree_ = _prune.prune_to_alpha(tree, float(self.ccp_alpha))
-        return self
 
     def _supports_multi_output(self) -> bool:
         """Whether this configuration can fit a y of several columns (``_check_multi_output``)."""
@@ -643,113 +519,9 @@ def _labels_per_output(classes: list[np.ndarray], indices: np.ndarray) -> np.nda
     return out
 
 
-def _classification_sweep(
-    y_encoded: np.ndarray, sample_weight: np.ndarray, n_classes: Any
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Return ``code, contrib, n_stats``: what each row adds to the class-count statistics.
-
-    One output: the class code and the weight (``sweep_exact``). Several: for row ``i`` and
-    output ``o`` the slot ``o * width + class`` and the weight, flattened row by row
-    (``sweep_multioutput``), where ``width`` is the largest of ``n_classes``.
-    """
-    width = int(np.max(n_classes))
-    if y_encoded.ndim == 1:
-        return y_encoded, sample_weight, width
-    n_outputs = y_encoded.shape[1]
-    slots = y_encoded + np.arange(n_outputs, dtype=np.int32) * np.int32(width)
-    contrib = np.repeat(sample_weight, n_outputs)
-    return np.ascontiguousarray(slots, dtype=np.int32).ravel(), contrib, n_outputs * width
-
-
 def _kernel_vector(a: np.ndarray) -> np.ndarray:
     """Return ``a`` as a C-contiguous, writable float64 array (a copy only when needed)."""
     return np.require(a, dtype=np.float64, requirements=("C", "W"))
-
-
-def _regression_sweep(
-    y: np.ndarray, sample_weight: np.ndarray, criterion: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """Return ``code, contrib, y, n_stats, n_sweep`` for the regression kernels.
-
-    One output: statistics ``sum(w*y), sum(w*y*y), range(y)`` (and the weighted median for
-    absolute error), swept ``sum(w*y)``. Several: those three per output, swept the
-    ``n_outputs`` sums; per-row arrays flattened row by row (``sweep_multioutput``).
-    """
-    n_samples = sample_weight.shape[0]
-    if y.ndim == 1:
-        n_stats = MEDIAN_STAT + 1 if criterion == ABSOLUTE_ERROR else 3
-        return np.zeros(n_samples, dtype=np.int32), sample_weight * y, y, n_stats, 1
-    n_outputs = y.shape[1]
-    code = np.tile(np.arange(n_outputs, dtype=np.int32), n_samples)
-    contrib = np.ascontiguousarray(sample_weight[:, None] * y).ravel()
-    return code, contrib, np.ascontiguousarray(y).ravel(), 3 * n_outputs, n_outputs
-
-
-def _sorted_codes(
-    sorted_idx: np.ndarray,
-    code: np.ndarray,
-    n_outputs: int,
-    unsorted: np.ndarray,
-    n_threads: int,
-) -> np.ndarray:
-    """Return the exact builder's ``sorted_code`` (``sweep_exact``): uint8, uint16 past 256 codes.
-
-    The partition moves these codes with every id and value, and the sweep reads them, so
-    their width is memory traffic on every level: one byte instead of two made covtype's
-    full-depth fit 0.97-0.98x the time and the binary 1M x 20 one 0.96x. More than 256
-    classes take uint16, a second compiled variant of the split search and partition (about
-    a minute once, on a cold cache) for those fits only; regression (code 0) and several outputs
-    (their sweep gathers per-row codes; zeros to partition) take uint8.
-    ``_check_sorted_code_range`` has checked that the codes fit. The rows of ``unsorted``
-    features are left uninitialised.
-    Written on ``n_threads`` threads when the work pays for a parallel region.
-    """
-    if n_outputs > 1:
-        return np.zeros(sorted_idx.shape, dtype=np.uint8)
-    # The codes are 0 .. n_classes - 1 (or all 0 for regression).
-    dtype = np.uint8 if code.size == 0 or code.max() <= np.iinfo(np.uint8).max else np.uint16
-    out = np.empty(sorted_idx.shape, dtype=dtype)
-    if n_threads > 1 and sorted_idx.size >= PARALLEL_MIN_WORK:
-        sweep_exact.sorted_codes_parallel(sorted_idx, code, unsorted, n_threads, out)
-    else:
-        sweep_exact.sorted_codes(sorted_idx, code, unsorted, 0, sorted_idx.shape[1], out)
-    return out
-
-
-def _check_sorted_code_range(n_sweep: int, n_outputs: int, splitter: str) -> None:
-    """Raise if a single-output classification has more classes than uint16 codes hold."""
-    if n_outputs == 1 and n_sweep > MAX_SORTED_CODES:
-        raise ValueError(
-            f"splitter={splitter!r} supports at most {MAX_SORTED_CODES} classes (its presorted "
-            f"columns carry 16-bit class codes), got {n_sweep}."
-        )
-
-
-def _power_of_two_scale(a: np.ndarray) -> float:
-    """Return a power of two bringing ``max(|a|)`` near 1 if it is outside [2**-400, 2**400].
-
-    Squares of the rescaled values cannot overflow or underflow float64; values of ordinary
-    magnitude get 1.0, so their arithmetic is untouched.
-    """
-    largest = float(np.max(np.abs(a))) if a.size else 0.0
-    if largest == 0.0 or 2.0**-400 <= largest <= 2.0**400:
-        return 1.0
-    # Below 2**-1023 (subnormal values) the exact factor would overflow: 2**1023 brings the
-    # largest value to at least 2**-51, far enough from underflow for its square.
-    return float(np.ldexp(1.0, min(int(-np.round(np.log2(largest))), 1023)))
-
-
-def _renumber_breadth_first(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Reorder a tree's arrays so node ids are breadth-first (children left before right)."""
-    order = grow.breadth_first_order(arrays["left"], arrays["right"])
-    new_id = np.empty_like(order)
-    new_id[order] = np.arange(order.shape[0])
-    out = {name: a[order] for name, a in arrays.items()}
-    for side in ("left", "right"):
-        child = out[side]
-        is_split = child != TREE_LEAF
-        child[is_split] = new_id[child[is_split]].astype(np.int32)
-    return out
 
 
 class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):

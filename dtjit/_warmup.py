@@ -227,8 +227,9 @@ def warm_up_steps(
         # The threaded multi-output search.
         Classifier(max_depth=6, n_jobs=-1).fit(X, np.column_stack([y, X[:, 0] > 0.0]))
 
-    # More than 256 classes: the presorted class codes are uint16 (``_estimators._sorted_codes``),
-    # which compiles the exact split search and partition once more (32 s on its own).
+    # More than 256 classes: the presorted class codes are uint16
+    # (``engine.prepare.sorted_class_codes``), which compiles the exact split search and
+    # partition once more (32 s on its own).
     many_labels = np.arange(len(y)) % MANY_CLASSES
     n_few_rows = 3 * MANY_CLASSES
 

@@ -44,9 +44,10 @@ from sklearn.utils.validation import (
 )
 
 from . import _prune
-from ._estimators import BaseDecisionTree, _power_of_two_scale
+from ._estimators import BaseDecisionTree
 from ._tree import Tree
 from .engine.jit import TREE_LEAF
+from .engine.prepare import power_of_two_scale
 from .predict import routing
 
 RULES = ("min", "1se")
@@ -374,7 +375,7 @@ def _select_by_cv(
     X_arr = np.asarray(X) if not hasattr(X, "iloc") else X
     y_arr = np.asarray(y)
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    weight_scale = 1.0 if w is None else _power_of_two_scale(w)
+    weight_scale = 1.0 if w is None else power_of_two_scale(w)
     sums = np.zeros(len(alphas))
     sum_squares = np.zeros(len(alphas))
     total = np.zeros(2)
@@ -527,7 +528,7 @@ def _node_losses(
         sample_weight, np.empty((n_rows, 1)), dtype=np.float64, ensure_non_negative=True
     )
     if weight_scale is None:
-        weight_scale = _power_of_two_scale(w)
+        weight_scale = power_of_two_scale(w)
     if weight_scale != 1.0:
         w = w * weight_scale
     tree = model.tree_

@@ -23,7 +23,9 @@ from sklearn.utils import compute_sample_weight
 
 import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
-from dtjit._estimators import MAX_SORTED_CODES, _encode_labels, _sorted_codes
+from dtjit._estimators import _encode_labels
+from dtjit.engine.prepare import MAX_SORTED_CODES
+from dtjit.engine.prepare import sorted_class_codes as _sorted_codes
 
 ESTIMATORS = [DecisionTreeClassifier, DecisionTreeRegressor]
 

@@ -15,9 +15,10 @@ from sklearn.exceptions import DataConversionWarning
 
 import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
-from dtjit._estimators import _classification_sweep, _regression_sweep
 from dtjit._tree import NODE_ARRAYS
 from dtjit.engine.jit import CRITERION_CODES, multi_output_criterion
+from dtjit.engine.prepare import classification_sweep as _classification_sweep
+from dtjit.engine.prepare import regression_sweep as _regression_sweep
 from dtjit.engine.sweep_exact import presort
 from dtjit.engine.sweep_multioutput import multi_output_splits_serial, stats_of_rows
 

@@ -125,3 +125,101 @@ def grown(a: np.ndarray, capacity: int, fill: float | None = None) -> np.ndarray
         out = np.full((capacity,) + a.shape[1:], fill, dtype=a.dtype)
     out[: a.shape[0]] = a
     return out
+
+
+class FitSpec(NamedTuple):
+    """Every setting of a fit, resolved by the estimator: the engine reads no other parameter.
+
+    The estimator validates the parameters and the data, then hands this record with
+    ``X, y, sample_weight`` to :func:`dtjit.engine.fit`. Counts are plain ints and rules plain
+    floats (a numpy scalar would compile a second copy of the builder's kernels).
+    """
+
+    splitter: str  # "best", "random" (one random threshold per feature) or "hist"
+    criterion: int  # single-output code of jit.CRITERION_CODES
+    is_regression: bool  # targets are float64 values, not int32 class codes
+    n_outputs: int
+    n_classes: np.ndarray  # intp per output: the class count (classification), else 1
+    max_depth: int  # jit-sized: the estimator maps None to a value no tree reaches
+    min_samples_split: int  # at least 2 * min_samples_leaf
+    min_samples_leaf: int
+    min_weight_leaf: float  # in sample_weight's units (the engine rescales it with them)
+    min_impurity_decrease: float  # in the criterion's units of the given targets
+    max_features: int  # features drawn per node, 1 .. n_features
+    max_leaf_nodes: int  # -1: unlimited, grown level-wise; else best-first
+    max_bins: int  # splitter="hist": bins per numeric feature, at most 255
+    mdl_stop: bool  # leaf where the best split fails the MDLP test (classification)
+    rng_state: np.ndarray  # uint64, shape (1,): max_features and random thresholds; advanced
+    n_threads: int  # threads the fit may use (already checked usable)
+    cat_slot: np.ndarray  # int32 per feature: position among the categorical ones, -1 numeric
+    n_words: int  # uint64 words of a category bitset (at least 1)
+
+
+class TreeArrays(NamedTuple):
+    """A finished tree's arrays, named as ``Tree``'s keyword arguments (its contract).
+
+    Node ids are breadth-first; values are class fractions or means in the targets' units,
+    weights in ``sample_weight``'s units.
+    """
+
+    feature: np.ndarray  # int32
+    threshold: np.ndarray  # float64, NaN at categorical splits
+    left: np.ndarray  # int32
+    right: np.ndarray  # int32
+    value: np.ndarray  # float64, (node_count, n_outputs, n_classes)
+    impurity: np.ndarray  # float64
+    n_node_samples: np.ndarray  # int64
+    weighted_n_node_samples: np.ndarray  # float64
+    missing_left: np.ndarray  # uint8
+    missing_learned: np.ndarray  # uint8: the NaN side was learned from NaN rows
+    categorical_set: np.ndarray  # int32, row of category_bits, -1 at other nodes
+    category_bits: np.ndarray  # uint64, (n_categorical_splits, n_words)
+
+
+class FitResult(NamedTuple):
+    """What :func:`dtjit.engine.fit` returns."""
+
+    tree: TreeArrays
+    features_with_missing: np.ndarray  # bool per feature: NaN among its training values
+
+
+class WeightedRows(NamedTuple):
+    """The training rows as the split searches read them (``prepare.weighted_rows``).
+
+    Weights and targets are rescaled by exact powers of two (``weight_scale``,
+    ``target_scale``, 1.0 for data of ordinary magnitude) so that the criteria's squares stay
+    within float64; the stopping rules in weight or impurity units are rescaled with them.
+    """
+
+    code: np.ndarray  # int32 sweep code per row (per row and output with several outputs)
+    contrib: np.ndarray  # float64: what the row adds to the swept statistics
+    sample_weight: np.ndarray  # float64, rescaled, every entry > 0
+    y: np.ndarray  # float64 rescaled targets (regression), unused placeholder otherwise
+    unit_weight: bool  # classification with every weight 1: the sweeps gather nothing
+    n_stats: int  # length of a node's statistics vector
+    n_sweep: int  # its swept prefix
+    weight_scale: float
+    target_scale: float
+    min_weight_leaf: float  # rescaled by weight_scale
+    min_impurity_decrease: float  # rescaled by target_scale squared
+
+
+class PresortedColumns(NamedTuple):
+    """The exact splitters' data (``prepare.presorted_columns``); see ``grow.build``."""
+
+    sorted_idx: np.ndarray  # int32, (n_features, n_samples)
+    sorted_val: np.ndarray  # float32, (n_features, n_samples)
+    sorted_code: np.ndarray  # uint8 or uint16, (n_features, n_samples)
+    two_valued: tuple  # slot, threshold, high_bits of sweep_two_valued.two_valued_layout
+    features_with_missing: np.ndarray  # bool per feature
+
+
+class BinnedColumns(NamedTuple):
+    """The histogram splitter's data (``prepare.binned_columns``); see ``grow.build_hist``."""
+
+    codes: np.ndarray  # uint8, (n_samples, n_features), C order
+    bin_offset: np.ndarray  # int64, (n_features + 1,)
+    bin_min: np.ndarray  # float64, (n_total_bins,)
+    bin_max: np.ndarray  # float64, (n_total_bins,)
+    nan_bin: np.ndarray  # int64 per feature: a categorical feature's missing bin, else -1
+    features_with_missing: np.ndarray  # bool per feature

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .engine.jit import PASS_PARALLEL_MIN_WORK
 from .predict.routing import PARALLEL_PREDICT_MIN_WORK
 
 SPLITTERS = ("best", "hist", "random")
@@ -178,6 +179,10 @@ def warm_up_steps(
         Classifier(criterion="entropy", max_depth=8).fit(
             X_large, y_large % 3 + (X_large[:, 1] > 0), sample_weight=np.tile(weights, large)
         )
+        # Columns repeated up to the cells from which single passes over the data (the
+        # two-valued scan and bit fill, the sorted class codes) run threaded.
+        X_wide = np.tile(X_large, (1, -(-PASS_PARALLEL_MIN_WORK // X_large.size)))
+        Classifier(max_depth=2, n_jobs=-1).fit(X_wide, y_large)
 
     def hist_two_bins() -> None:
         # A column of two values is binned by one comparison (binning.two_bin_switch).

@@ -137,6 +137,10 @@ CRITERION_CODES = {
 # 2-vCPU machines we measured, entering a parallel region with numba's default OpenMP layer
 # costs microseconds when threads are hot and milliseconds when they have gone to sleep.
 PARALLEL_MIN_WORK = 1 << 17
+# Cells from which a single pass over the data (a scan of X, a gather of codes) runs
+# threaded: at a fraction of a nanosecond per cell, below this it costs less than waking
+# the threads of a parallel region.
+PASS_PARALLEL_MIN_WORK = 1 << 22
 
 
 def read_only(X: np.ndarray) -> np.ndarray:

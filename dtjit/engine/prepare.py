@@ -16,7 +16,7 @@ import numpy as np
 
 from . import binning, sweep_exact, sweep_two_valued
 from .compile_notice import caller_stacklevel
-from .jit import ABSOLUTE_ERROR, ENTROPY, GINI, PARALLEL_MIN_WORK, SQUARED_ERROR, read_only
+from .jit import ABSOLUTE_ERROR, ENTROPY, GINI, PASS_PARALLEL_MIN_WORK, SQUARED_ERROR, read_only
 from .records import BinnedColumns, FitSpec, PresortedColumns, WeightedRows
 from .sweep_absolute_error import MEDIAN_STAT
 
@@ -237,7 +237,7 @@ def sorted_class_codes(
     # The codes are 0 .. n_classes - 1 (or all 0 for regression).
     dtype = np.uint8 if code.size == 0 or code.max() <= np.iinfo(np.uint8).max else np.uint16
     out = np.empty(sorted_idx.shape, dtype=dtype)
-    if n_threads > 1 and sorted_idx.size >= PARALLEL_MIN_WORK:
+    if n_threads > 1 and sorted_idx.size >= PASS_PARALLEL_MIN_WORK:
         sweep_exact.sorted_codes_parallel(sorted_idx, code, unsorted, n_threads, out)
     else:
         sweep_exact.sorted_codes(sorted_idx, code, unsorted, 0, sorted_idx.shape[1], out)

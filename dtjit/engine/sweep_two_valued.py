@@ -34,6 +34,7 @@ from .borrow import borrowed, keep_alive
 from .criterion import single_output_proxy
 from .jit import (
     FEATURE_THRESHOLD,
+    PASS_PARALLEL_MIN_WORK,
     inline_kernel,
     kernel,
     parallel_kernel,
@@ -54,10 +55,6 @@ SEEN_NONE = 0  # no row scanned
 SEEN_ONE = 1  # one value: low == high
 SEEN_TWO = 2  # two values, low < high
 RULED_OUT = 3  # a third value, a NaN, or not eligible
-
-# Cells of X from which its passes (the scan, the bit fill) run threaded. One pass costs
-# about 0.1-0.3 ns per cell: below this, less than waking the threads of a parallel region.
-PASS_PARALLEL_MIN_WORK = 1 << 22
 
 
 @inline_kernel

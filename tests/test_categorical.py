@@ -16,11 +16,8 @@ import dtjit
 from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
 from dtjit._tree import Tree, TreeFormatError, read_model_file, write_model_file
 from dtjit.engine.jit import CRITERION_CODES
-from dtjit.engine.sweep_categorical import (
-    MAX_EXHAUSTIVE_CATEGORIES,
-    best_category_subset,
-    stable_order,
-)
+from dtjit.engine.sorting import stable_order
+from dtjit.engine.sweep_categorical import MAX_EXHAUSTIVE_CATEGORIES, best_category_subset
 from dtjit.export import export_text, to_dict
 
 pd = pytest.importorskip("pandas")
@@ -624,9 +621,10 @@ def test_categorical_model_missing_or_reordered_column_error_as_numeric(columns)
     assert errors[0] == errors[1]
 
 
-@pytest.mark.parametrize("m", [0, 1, 2, 3, 7, 8, 9, 31, 64, 1000])
+@pytest.mark.parametrize("m", [0, 1, 2, 3, 7, 15, 16, 17, 31, 33, 64, 1000, 4099])
 def test_stable_order_is_numpys_stable_argsort(m):
-    """The categories' order by rate: ties in category order, NaN (a weightless category) last."""
+    """The order of the categories by rate and of the absolute-error targets: ties in
+    position order, NaN (a weightless category) last, across insertion runs and merges."""
     rng = np.random.default_rng(m)
     for key in (
         rng.normal(size=m),

@@ -361,6 +361,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
 
         tmp = pathlib.Path(sys.argv[1])
         sweep_two_valued.MIN_ROWS = 0  # the 0/1 column below is searched from bits at any size
+        sweep_exact.PRESORT_KERNEL_MIN_ROWS = 0  # the radix presort at any size
         Xc, yc = load_iris(return_X_y=True)
         Xr, yr = load_diabetes(return_X_y=True)
         # The last column is 0/1: the classifier searches it from bits (sweep_two_valued).

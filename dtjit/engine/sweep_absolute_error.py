@@ -34,6 +34,7 @@ import numpy as np
 from numba import prange
 
 from .jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
+from .sorting import stable_order
 from .sweep_exact import NO_SPLIT, count_missing, first_position_above
 
 # Index of the weighted median in a regression node's statistics vector (after
@@ -407,7 +408,7 @@ def rank_targets(nodes, node_start, node_end, idx, y, rank_of, sorted_y):
         values = np.empty(end - start, dtype=np.float64)
         for p in range(start, end):
             values[p - start] = y[idx[p]]
-        order = np.argsort(values, kind="mergesort")
+        order = stable_order(values)
         for r in range(end - start):
             sorted_y[start + r] = values[order[r]]
             rank_of[idx[start + order[r]]] = r
@@ -508,7 +509,7 @@ def absolute_error_of_segment(idx, start, end, y, sample_weight):
         weights[p - start] = sample_weight[i]
         total_w += sample_weight[i]
         total_wy += sample_weight[i] * y[i]
-    order = np.argsort(values, kind="mergesort")
+    order = stable_order(values)
     half_weight = 0.5 * total_w
     w_left = 0.0
     wy_left = 0.0

@@ -235,3 +235,24 @@ def test_speculation_share_does_not_change_the_tree(monkeypatch):
         trees.append(C(max_leaf_nodes=150).fit(X, y, sample_weight=w))
     for tree in trees[1:]:
         assert_trees_identical(tree, trees[0])
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [4, 5, 9, 14, 23, 40, 77, 150])
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_mirror_twin_subtrees_tie_in_strict_order(
+    monkeypatch, steps, criterion, splitter, max_leaf_nodes
+):
+    """Two clusters with mirrored labels grow twin subtrees: every node has a twin of
+    exactly the same improvement, so strict ids alone decide which twin a budget reaches."""
+    rng = np.random.default_rng(21)
+    half = rng.integers(0, 12, size=(600, 3)).astype(np.float32)
+    y_half = ((half[:, 0] + 2 * half[:, 1] + rng.integers(0, 3, 600)) % 5 < 3).astype(int)
+    X = np.vstack([np.column_stack([np.zeros(600), half]), np.column_stack([np.ones(600), half])])
+    y = np.concatenate([y_half, 1 - y_half])
+    est = fit_both_ways(
+        monkeypatch, steps,
+        lambda: C(max_leaf_nodes=max_leaf_nodes, criterion=criterion, splitter=splitter), X, y,
+    )  # fmt: skip
+    assert est.tree_.feature[0] == 0  # the clusters split first
+    assert est.tree_.n_leaves == max_leaf_nodes  # odd budgets cut a pair of twins

@@ -12,8 +12,10 @@ applied to a *batch* of nodes:
    partition of every feature's segments.
 
 The level-wise builder's batch is a whole level, so node ids come out in breadth-first order
-by construction. The best-first builder (``max_leaf_nodes``) expands one node at a time in
-order of improvement and renumbers to breadth-first order at the end.
+by construction. The best-first builder (``max_leaf_nodes``) expands nodes in order of
+improvement: each step is a batch of several queued nodes, over which :class:`Frontier`
+replays strict best-first order (and rolls back what that order never reaches); the ids
+are strict best-first creation order, renumbered to breadth-first order by the estimator.
 
 numba compiles every branch a kernel can reach, and links every kernel a kernel calls into
 it. So the variants are chosen here, in Python, before any kernel runs: the split search
@@ -417,7 +419,7 @@ def evaluate_batch(batch, nodes, node_bits, fit):
 
     Notes
     -----
-    This runs in Python, once per level (once per node in best-first growth): it picks which
+    This runs in Python, once per level (once per best-first step): it picks which
     kernels run, so a fit compiles only the searches it uses, and the parallel ones only
     when a batch is large enough to use threads.
     Leaf rules, in scikit-learn's order: ``depth >= max_depth``, ``n < min_samples_split``,
@@ -833,8 +835,8 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
     Children are appended in batch order, left before right, so ``right == left + 1`` and a
     batch that is one level yields breadth-first ids. Clearing every side flag first costs
     the whole bit array, so it is done only when the batch's segments are large against it
-    (a level of a breadth-first build), not for the few small nodes of a best-first step;
-    otherwise each flag of the segment is set.
+    (a level of a breadth-first build), not for the smaller nodes of most best-first
+    steps; otherwise each flag of the segment is set.
     """
     categorical_search = fit.switches[0]
     two_valued_search = True if fit.two_valued[2].shape[1] > 0 else None
@@ -927,8 +929,8 @@ def build(
         ``feature, threshold, left, right, missing_left, depth, node_stats, weight, impurity,
         n_node_samples``, truncated to the node count. ``missing_left`` holds
         ``LEARNED_FLAG`` on top of the side where that side was learned from NaN rows.
-        Node ids are breadth-first for level-wise growth, creation order for best-first
-        growth.
+        Node ids are breadth-first for level-wise growth, creation order in strict
+        best-first order for best-first growth (:class:`Frontier`).
     node_bits : ndarray of uint64, shape (node_count, n_words + 1)
         The split row of each categorical split node, indexed by the node id stored in its
         ``threshold`` (creation ids; rows of other nodes are unused).
@@ -937,10 +939,10 @@ def build(
     -----
     The loop over levels (best-first steps) runs in Python and calls a few kernels per
     level: :func:`evaluate_batch` and :func:`apply_splits` choose them, so a fit compiles
-    only what it runs. No recursion: the frontier is an id range (level-wise) or a heap
-    (best-first). Storage grows by doubling. Cost per level: O(n_features * n_active) for
-    the sweeps and the partition, where ``n_active`` counts the samples of nodes still
-    being split.
+    only what it runs. No recursion: the frontier is an id range (level-wise) or a
+    :class:`Frontier` (best-first). Storage grows by doubling. Cost per level:
+    O(n_features * n_active) for the sweeps and the partition, where ``n_active`` counts
+    the samples of nodes still being split.
     """
     n_samples = sorted_idx.shape[1]
     rules = StoppingRules(
@@ -980,9 +982,9 @@ def build(
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0
-    frontier = Frontier() if best_first else None
+    n_batch = speculative_batch_limit(max_features, sorted_idx.shape[0], random_split)
+    frontier = Frontier(n_stats, max_leaf_nodes, n_batch) if best_first else None
     batch = np.zeros(1, dtype=np.int64)  # the root
-    splits_left = max_leaf_nodes - 1
     # Weighted or regression sweeps read contrib and sample_weight by sample id: renumbered
     # by position, a node's ids are its segment's positions (see renumber_samples). Level-wise
     # growth of the common fit only (the optional searches keep other arrays by id).
@@ -1002,16 +1004,17 @@ def build(
         splits = evaluate_batch(batch, nodes, node_bits, fit)
         if best_first:
             frontier.queue(batch, splits)
-            if not frontier.heap or splits_left <= 0:
+            batch, splits = frontier.next_batch()
+            if batch.shape[0] == 0:
                 break
-            splits_left -= 1
-            batch, splits = frontier.pop()
         capacity, nodes = make_room(splits, node_count, capacity, nodes)
         if capacity > node_bits.shape[0]:
             node_bits = grown(node_bits, capacity, 0)
         first_child = node_count
         node_count = apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit)
         batch = np.arange(first_child, node_count, dtype=np.int64)
+    if best_first:
+        return frontier.finished(nodes, node_bits, cat_slot)
     return finished_tree(nodes, node_count), node_bits[:node_count].copy()
 
 
@@ -1058,29 +1061,214 @@ def init_root(
     return nodes.weight[0]
 
 
-class Frontier:
-    """The best-first frontier: queued nodes by improvement, and each one's pending split.
+# Most nodes one best-first step expands (see ``Frontier``); 1 grows strictly one node per
+# step. Fits that draw random numbers during a search always take 1.
+MAX_SPECULATIVE_BATCH = 1 << 30
+# A best-first step also expands the searched nodes whose path improvement ranks within the
+# splits confirmed so far plus this share of the splits left (see ``Frontier``): a larger
+# share means fewer steps but more expansions that the budget later rolls back.
+SPECULATION_SHARE = 0.25
 
-    The order is larger improvement first, then the older node (smaller id): a heap of
-    ``(-improvement, node, k)``, whose keys are distinct, so the order of pops is fixed. A
-    queued node's split stays in its batch's record (entry ``k``), which the heap entry
-    holds: nothing is copied until the node is popped.
+
+def speculative_batch_limit(max_features, n_features, random_split):
+    """Most nodes a best-first step of this fit may expand at once (see :class:`Frontier`).
+
+    The random draws of a search (``max_features < n_features``, the random splitter's
+    thresholds) follow the order nodes are searched in, so those fits expand one node per
+    step, in strict best-first order, and draw exactly the numbers they drew one node at a
+    time. Every other search depends only on the node's own samples, read before the node
+    is partitioned; nothing reads the segment of a rolled-back expansion (left | right, no
+    longer sorted as a whole): a leaf's value, size and impurity are the statistics
+    recorded when it was created, and a stored histogram belongs to one node whatever the
+    order (built, or its parent's minus its sibling's).
+    """
+    return 1 if max_features < n_features or random_split else MAX_SPECULATIVE_BATCH
+
+
+class Frontier:
+    """Best-first growth: strict best-first order, replayed over speculative batches.
+
+    Strict order expands the queued node of largest improvement next; ties go to the node
+    created first in that order. Its *strict id* says when: the root is 0 and a node's
+    children get the next two ids when it is expanded, left then right. A node's split
+    depends only on its own samples, not on when it is searched, so a step may expand
+    several searched nodes together, like a level (apply the splits, search all the
+    children in one batch), before strict order reaches them. The replay then *confirms*
+    expansions in strict order, and :meth:`finished` rolls back those it never confirmed
+    (the leaf budget ran out first): such a node is a leaf again and its descendants are
+    dropped. The builder's Python loop thus runs once per step, not once per node.
+
+    Which nodes a step expands: the one strict order needs next, and every searched node
+    whose *path improvement* (the smallest improvement on its path from the root) ranks
+    within ``len(confirmed) + SPECULATION_SHARE * splits_left`` of the searched nodes.
+    Strict order expands nodes by decreasing path improvement (a node waits for its
+    ancestors, and the heap always holds one of them), so the first ``n`` expansions are
+    the ``n`` nodes of largest path improvement (ties aside); the rank among the nodes
+    searched so far is an optimistic estimate of the final one. Which nodes are expanded
+    never changes the tree, only the work.
+
+    Invariants: ``heap`` holds ``(-improvement, strict id, node)`` for every node with a
+    split whose parent is confirmed and which is not confirmed itself; its keys are
+    distinct, so the order of pops is fixed. Every confirmed node was expanded; every
+    expanded node is searched and has a split, and its parent is expanded. Only confirmed
+    nodes' children have strict ids.
+
+    Parameters
+    ----------
+    n_stats : int
+        Length of a node's statistics vector.
+    max_leaf_nodes : int
+        The leaf budget (``> 0``).
+    max_batch : int
+        Most nodes expanded per step (:func:`speculative_batch_limit`); 1 expands each node
+        when strict order reaches it, so every expansion is confirmed at once and node ids
+        are strict ids.
     """
 
-    def __init__(self) -> None:
-        self.heap: list[tuple[float, int, int, SplitBatch]] = []
+    def __init__(self, n_stats: int, max_leaf_nodes: int, max_batch: int) -> None:
+        self.heap: list[tuple[float, int, int]] = []
+        # Each searched node's split, path improvement (-inf without a split) and whether
+        # it is expanded, by node id.
+        self.splits = new_splits(INITIAL_CAPACITY, n_stats)
+        self.path_improvement = np.full(INITIAL_CAPACITY, -np.inf)
+        self.expanded = np.zeros(INITIAL_CAPACITY, dtype=bool)
+        self.n_searched = 0
+        self.sorted_paths = np.zeros(0)  # the path improvements of the searched splits
+        # Python lists indexed by node id: the replay reads them one node at a time.
+        self.improvement: list[float] = []
+        self.has_split: list[bool] = []
+        self.strict_id: list[int] = []
+        self.first_child: dict[int, int] = {}
+        self.confirmed: list[int] = []
+        self.n_strict = 0
+        self.splits_left = max_leaf_nodes - 1
+        self.max_batch = max_batch
+        self.parents = np.zeros(0, dtype=np.int64)  # the batch expanded last
 
     def queue(self, batch, splits) -> None:
-        """Queue the batch nodes that have a split."""
-        improvement = splits.improvement.tolist()
-        for k, (f, node) in enumerate(zip(splits.feature.tolist(), batch.tolist(), strict=True)):
-            if f >= 0:
-                heapq.heappush(self.heap, (-improvement[k], node, k, splits))
+        """Take the splits of a searched batch: the root, or the children of the last step.
 
-    def pop(self):
-        """Take the best node off the frontier: a one-node batch and its split."""
-        _, node, k, splits = heapq.heappop(self.heap)
-        return np.full(1, node, dtype=np.int64), SplitBatch(*(a[k : k + 1] for a in splits))
+        ``batch`` is the id range following every node searched so far; the children of
+        the last step's ``j``-th node are ``batch[2 * j]`` and ``batch[2 * j + 1]``.
+        """
+        first = self.n_searched
+        stop = first + batch.shape[0]
+        if stop > self.expanded.shape[0]:
+            capacity = max(2 * self.expanded.shape[0], stop)
+            self.splits = SplitBatch(*(grown(a, capacity) for a in self.splits))
+            self.path_improvement = grown(self.path_improvement, capacity, -np.inf)
+            self.expanded = grown(self.expanded, capacity, False)
+        for stored, searched in zip(self.splits, splits, strict=True):
+            stored[first:stop] = searched
+        has_split = splits.feature >= 0
+        path = np.where(has_split, splits.improvement, -np.inf)
+        if first > 0:
+            path = np.minimum(path, np.repeat(self.path_improvement[self.parents], 2))
+            children = range(first, stop, 2)
+            self.first_child.update(zip(self.parents.tolist(), children, strict=True))
+        self.path_improvement[first:stop] = path
+        self.n_searched = stop
+        # Two sorted runs: the stable sort (a merge sort) merges them in linear time.
+        added = np.sort(path[has_split])
+        self.sorted_paths = np.sort(np.concatenate((self.sorted_paths, added)), kind="stable")
+        self.improvement.extend(splits.improvement.tolist())
+        self.has_split.extend(has_split.tolist())
+        self.strict_id.extend([-1] * batch.shape[0])
+        if first == 0:  # the root
+            self.n_strict = 1
+            self.strict_id[0] = 0
+            if self.has_split[0]:
+                heapq.heappush(self.heap, (-self.improvement[0], 0, 0))
+
+    def speculation_bound(self) -> float:
+        """Smallest path improvement a searched node needs to be expanded speculatively."""
+        rank = len(self.confirmed) + int(SPECULATION_SHARE * self.splits_left)
+        known = self.sorted_paths
+        if rank <= 0:
+            return np.inf
+        if rank >= known.shape[0]:
+            return -np.inf
+        return float(known[known.shape[0] - rank])
+
+    def next_batch(self):
+        """Replay strict order up to the first node not expanded yet; return what to expand.
+
+        Returns the batch (node ids) and its splits: that node first, then the searched
+        nodes not expanded whose path improvement reaches :meth:`speculation_bound` (the
+        best ones, if more than ``max_batch - 1``); an empty batch when growth is over (the
+        budget is spent or no queued node has a split).
+        """
+        heap, expanded = self.heap, self.expanded
+        improvement, has_split, strict_id = self.improvement, self.has_split, self.strict_id
+        while heap and self.splits_left > 0:
+            node = heap[0][2]
+            if not expanded[node]:
+                return self.expand(node)
+            heapq.heappop(heap)
+            # Confirm the expansion of node: its children get the next strict ids.
+            self.splits_left -= 1
+            self.confirmed.append(node)
+            child = self.first_child[node]
+            for c in (child, child + 1):
+                strict_id[c] = self.n_strict
+                self.n_strict += 1
+                if has_split[c]:
+                    heapq.heappush(heap, (-improvement[c], strict_id[c], c))
+        return np.zeros(0, dtype=np.int64), None
+
+    def expand(self, node: int):
+        """Return the batch :meth:`next_batch` expands when strict order needs ``node``."""
+        self.expanded[node] = True
+        parents = np.full(1, node, dtype=np.int64)
+        if self.max_batch > 1:
+            path = self.path_improvement[: self.n_searched]
+            bound = max(self.speculation_bound(), np.finfo(np.float64).min)  # has a split
+            more = np.flatnonzero((path >= bound) & ~self.expanded[: self.n_searched])
+            if more.shape[0] > self.max_batch - 1:
+                more = more[np.argsort(-path[more], kind="stable")[: self.max_batch - 1]]
+            parents = np.concatenate((parents, more))
+            self.expanded[more] = True
+        self.parents = parents
+        return parents, SplitBatch(*(a[parents] for a in self.splits))
+
+    def finished(self, nodes, node_bits, cat_slot):
+        """Return the builders' result (:func:`build`) in strict best-first ids.
+
+        The nodes with a strict id are kept, in that order; an expansion never confirmed
+        is rolled back to the leaf it was (the fields ``append_children`` gives a new
+        child), and its descendants are dropped. A subset split's threshold, its split
+        row's index, becomes its new id; ``node_bits`` rows follow their nodes.
+        """
+        strict = np.array(self.strict_id, dtype=np.int64)
+        kept = np.flatnonzero(strict >= 0)
+        order = np.empty(self.n_strict, dtype=np.int64)
+        order[strict[kept]] = kept
+        split = np.zeros(strict.shape[0], dtype=bool)
+        split[self.confirmed] = True
+        split = split[order]
+        n = order.shape[0]
+        feature = np.where(split, nodes.feature[order], TREE_UNDEFINED).astype(np.int32)
+        threshold = np.where(split, nodes.threshold[order], float(TREE_UNDEFINED))
+        left = np.full(n, TREE_LEAF, dtype=np.int32)
+        right = np.full(n, TREE_LEAF, dtype=np.int32)
+        left[split] = strict[nodes.left[order[split]]]
+        right[split] = left[split] + 1
+        missing_left = np.where(split, nodes.missing_left[order], 0).astype(np.uint8)
+        subset = split & (cat_slot[np.maximum(feature, 0)] >= 0)
+        threshold[subset] = np.flatnonzero(subset)
+        built = (
+            feature,
+            threshold,
+            left,
+            right,
+            missing_left,
+            nodes.depth[order],
+            nodes.stats[order],
+            nodes.weight[order],
+            nodes.impurity[order],
+            nodes.end[order] - nodes.start[order],
+        )
+        return built, node_bits[order]
 
 
 def make_room(splits, node_count, capacity, nodes):
@@ -1555,7 +1743,8 @@ def build_hist(
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0
-    frontier = Frontier() if best_first else None
+    n_batch = speculative_batch_limit(max_features, n_features, False)
+    frontier = Frontier(n_stats, max_leaf_nodes, n_batch) if best_first else None
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     pool = HistogramPool(int(bin_offset[n_features]), n_hist, capacity)
     root_searched = not leaf_by_rules(n_samples, nodes.weight[0], nodes.impurity[0], 0, rules)
@@ -1569,16 +1758,14 @@ def build_hist(
         )  # fmt: skip
 
     batch = np.zeros(1, dtype=np.int64)
-    splits_left = max_leaf_nodes - 1
     while batch.shape[0] > 0:
         splits = evaluate_batch_hist(batch, nodes, pool.node_slot, pool.hist, node_bits, fit)
         pool.give_back(batch[splits.feature < 0])  # leaves for good: histograms not needed
         if best_first:
             frontier.queue(batch, splits)
-            if not frontier.heap or splits_left <= 0:
+            batch, splits = frontier.next_batch()
+            if batch.shape[0] == 0:
                 break
-            splits_left -= 1
-            batch, splits = frontier.pop()
         capacity, nodes = make_room(splits, node_count, capacity, nodes)
         if capacity > node_bits.shape[0]:
             pool.node_slot = grown(pool.node_slot, capacity, -1)
@@ -1587,6 +1774,8 @@ def build_hist(
         node_count = append_split_children(batch, splits, node_count, nodes)
         children_histograms(batch, splits, first_child, nodes, pool, fit)
         batch = np.arange(first_child, node_count, dtype=np.int64)
+    if best_first:
+        return frontier.finished(nodes, node_bits, cat_slot)
     return finished_tree(nodes, node_count), node_bits[:node_count].copy()
 
 

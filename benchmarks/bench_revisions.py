@@ -13,7 +13,7 @@ requests interleaved (A B, then B A, ...) and reports medians and the ratio curr
 
 Cases (all on data without NaN, float32, C order): exact / hist classifier fits at full depth
 and ``max_depth=10`` on the shared generated problem (``make_classification``, 20 features),
-best-first growth (``max_leaf_nodes``, one node per step), a regressor fit, ``predict`` of the
+best-first growth (``max_leaf_nodes``), a regressor fit, ``predict`` of the
 full-depth classifier on 4x the rows, and many small ``predict`` calls.
 
 Results: ``benchmarks/results/revisions.json`` and ``revisions.md`` (written atomically).

@@ -123,7 +123,6 @@ def test_classifier_grows_the_strict_tree(
 
 REGRESSORS = {
     "squared_error": {},
-    "friedman_mse": {"criterion": "friedman_mse"},
     "poisson": {"criterion": "poisson"},
     "absolute_error": {"criterion": "absolute_error"},
     "min_samples_leaf": {"min_samples_leaf": 9},

@@ -869,59 +869,39 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
     return node_count
 
 
-def build(
-    sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, unit_weight, y, n_stats,
-    n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
-    min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop, random_split, cat_slot, n_words, two_valued, categorical_search,
-    absolute_error_search, multi_output_search,
-):  # fmt: skip
+def stopping_rules(spec, rows):
+    """Return the builders' :class:`StoppingRules`, in the rescaled units of ``rows``."""
+    return StoppingRules(
+        int(spec.max_depth), int(spec.min_samples_split), int(spec.min_samples_leaf),
+        float(rows.min_weight_leaf), float(rows.min_impurity_decrease),
+    )  # fmt: skip
+
+
+def build(spec, rows, columns, criterion, switches):
     """Grow a tree over presorted data: level-wise, or best-first when ``max_leaf_nodes > 0``.
 
     Parameters
     ----------
-    sorted_idx, sorted_val, sorted_code : ndarray, shape (n_features, n_samples)
-        Output of ``presort_*`` and ``sorted_codes``; modified (segments are partitioned in
-        place, and the ids of ``sorted_idx`` may be renumbered: ``sweep_exact.renumber_samples``).
-    code, contrib, sample_weight, y : ndarray, shape (n_samples,)
-        Per-sample sweep code (int32), contribution, weight and regression target (float64);
+    spec : FitSpec
+        The fit's settings (``records.FitSpec``): stopping rules, ``max_features``,
+        ``max_leaf_nodes``, ``rng_state`` (advanced), threads, ``mdl_stop``, the splitter
+        (``"random"``: one random threshold per candidate feature), categorical slots.
+    rows : WeightedRows
+        Per-sample sweep codes, contributions, weights and targets (``prepare.weighted_rows``);
         with a multi-output criterion ``code``, ``contrib`` and ``y`` have ``n_samples *
-        n_outputs`` entries (``sweep_multioutput``) and ``sorted_code`` is unused but partitioned.
-    unit_weight : bool
-        Every contribution and weight is 1: the sweep skips gathering them.
-    n_stats, n_sweep : int
-        Length of a node's statistics vector and its swept prefix.
+        n_outputs`` entries (``sweep_multioutput``) and ``sorted_code`` is unused but
+        partitioned. Its stopping rules in weight and impurity units are the ones applied.
+    columns : PresortedColumns
+        ``sorted_idx``, ``sorted_val``, ``sorted_code`` (modified: segments are partitioned in
+        place, and the ids of ``sorted_idx`` may be renumbered, see
+        ``sweep_exact.renumber_samples``) and ``two_valued``: ``slot, threshold, high_bits``
+        of ``sweep_two_valued`` (``high_bits`` with no column: the path is off). Features with
+        a slot are searched there; at least one feature has none.
     criterion : int
-        Criterion code.
-    is_regression : bool
-        Whether statistics hold ``sum(w*y), sum(w*y*y)``.
-    max_depth, min_samples_split, min_samples_leaf : int
-        Resolved stopping rules.
-    min_weight_leaf, min_impurity_decrease : float
-        Resolved stopping rules.
-    max_features : int
-        Features drawn per node.
-    max_leaf_nodes : int
-        Leaf budget; ``<= 0`` for unlimited (level-wise growth).
-    rng_state : ndarray of uint64, shape (1,)
-        Generator state for ``max_features``.
-    parallel : bool
-        Whether large batches may use threads.
-    n_chunks : int
-        Threads available to the partition.
-    mdl_stop : bool
-        Make a node a leaf when its best split fails the MDLP test (classification).
-    random_split : bool
-        ``splitter="random"``: score one random threshold per candidate feature.
-    cat_slot : ndarray of int32, shape (n_features,)
-        Position of each feature among the categorical ones, ``-1`` for numeric features.
-    n_words : int
-        uint64 words of a category bitset (see ``sweep_categorical``).
-    two_valued : tuple of ndarray
-        ``slot, threshold, high_bits`` of ``sweep_two_valued`` (``high_bits`` with no column: the
-        path is off). Features with a slot are searched there; at least one feature has none.
-    categorical_search, absolute_error_search, multi_output_search : True or None
-        The optional split searches the fit may use (:func:`search_switches`).
+        Criterion code (a multi-output code with several outputs).
+    switches : tuple
+        ``categorical_search, absolute_error_search, multi_output_search``, True or None: the
+        optional split searches the fit may use (:func:`search_switches`).
 
     Returns
     -------
@@ -944,12 +924,25 @@ def build(
     O(n_features * n_active) for the sweeps and the partition, where ``n_active`` counts
     the samples of nodes still being split.
     """
+    sorted_idx, sorted_val, sorted_code = (
+        columns.sorted_idx,
+        columns.sorted_val,
+        columns.sorted_code,
+    )
+    two_valued = columns.two_valued
+    code, contrib, sample_weight, y = rows.code, rows.contrib, rows.sample_weight, rows.y
+    unit_weight, n_stats, n_sweep = bool(rows.unit_weight), rows.n_stats, rows.n_sweep
+    is_regression, max_features, max_leaf_nodes = (
+        bool(spec.is_regression),
+        int(spec.max_features),
+        int(spec.max_leaf_nodes),
+    )
+    random_split, n_chunks = spec.splitter == "random", int(spec.n_threads)
+    parallel, mdl_stop, rng_state = n_chunks > 1, spec.mdl_stop, spec.rng_state
+    cat_slot, n_words = spec.cat_slot, spec.n_words
+    categorical_search, absolute_error_search, multi_output_search = switches
     n_samples = sorted_idx.shape[1]
-    rules = StoppingRules(
-        int(max_depth), int(min_samples_split), int(min_samples_leaf), float(min_weight_leaf),
-        float(min_impurity_decrease),
-    )  # fmt: skip
-    switches = (categorical_search, absolute_error_search, multi_output_search)
+    rules = stopping_rules(spec, rows)
     row_feature, upkeep = segment_upkeep(two_valued[0])
     if two_valued[2].shape[1] > 0:
         two_valued = bits_in_row_order(two_valued, sorted_idx[row_feature])
@@ -1670,32 +1663,21 @@ def children_histograms(batch, splits, first_child, nodes, pool, fit):
     pool.give_back(split_parents)
 
 
-def build_hist(
-    codes, bin_offset, bin_min, bin_max, code, contrib, sample_weight, unit_weight, y, n_stats,
-    n_sweep, criterion, is_regression, max_depth, min_samples_split, min_samples_leaf,
-    min_weight_leaf, min_impurity_decrease, max_features, max_leaf_nodes, rng_state, parallel,
-    n_chunks, mdl_stop, cat_slot, nan_bin, n_words, categorical_search,
-):  # fmt: skip
+def build_hist(spec, rows, columns, criterion, categorical_search):
     """Grow a tree over binned data (``splitter="hist"``); returns what :func:`build` does.
 
     Parameters
     ----------
-    codes : ndarray of uint8, shape (n_samples, n_features), C order
-        Bin codes (``binning.bin_features``); modified: rows are partitioned with the nodes.
-    bin_offset : ndarray of int64, shape (n_features + 1,)
-        Feature ``f``'s bins in the flat bin axis.
-    bin_min, bin_max : ndarray of float64, shape (n_total_bins,)
-        Smallest and largest training value of each bin (thresholds are placed between).
-    code, contrib, sample_weight, unit_weight, y, n_stats, n_sweep, criterion, is_regression
+    spec, rows, criterion
         As in :func:`build`.
-    max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease
-        As in :func:`build`.
-    max_features, max_leaf_nodes, rng_state, parallel, n_chunks, mdl_stop, cat_slot, n_words
-        As in :func:`build`.
+    columns : BinnedColumns
+        ``codes`` (uint8, ``(n_samples, n_features)``, C order; modified: rows are partitioned
+        with the nodes), ``bin_offset`` (feature ``f``'s bins in the flat bin axis),
+        ``bin_min`` / ``bin_max`` (smallest and largest training value of each bin; thresholds
+        are placed between) and ``nan_bin`` (a categorical feature's bin of missing values,
+        its largest, ``-1`` if none).
     categorical_search : True or None
         As in :func:`build` (the histogram splitter has no other optional search).
-    nan_bin : ndarray of int64, shape (n_features,)
-        A categorical feature's bin of missing values (its largest), ``-1`` if none.
 
     Notes
     -----
@@ -1707,11 +1689,19 @@ def build_hist(
     rows of the smaller children and of small nodes, plus O(n_total_bins * n_sweep) per
     stored-histogram node for the sweeps.
     """
+    codes, bin_offset, nan_bin = columns.codes, columns.bin_offset, columns.nan_bin
+    bin_min, bin_max = columns.bin_min, columns.bin_max
+    code, contrib, sample_weight, y = rows.code, rows.contrib, rows.sample_weight, rows.y
+    unit_weight, n_stats, n_sweep = bool(rows.unit_weight), rows.n_stats, rows.n_sweep
+    is_regression, max_features, max_leaf_nodes = (
+        bool(spec.is_regression),
+        int(spec.max_features),
+        int(spec.max_leaf_nodes),
+    )
+    n_chunks, mdl_stop, rng_state = int(spec.n_threads), spec.mdl_stop, spec.rng_state
+    parallel, cat_slot, n_words = n_chunks > 1, spec.cat_slot, spec.n_words
     n_samples, n_features = codes.shape
-    rules = StoppingRules(
-        int(max_depth), int(min_samples_split), int(min_samples_leaf), float(min_weight_leaf),
-        float(min_impurity_decrease),
-    )  # fmt: skip
+    rules = stopping_rules(spec, rows)
     n_hist = histogram_width(n_sweep, unit_weight)
     capacity = INITIAL_CAPACITY
     nodes = new_nodes(capacity, n_stats)

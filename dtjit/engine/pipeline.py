@@ -68,25 +68,10 @@ def _grow(spec: FitSpec, X: np.ndarray, rows: WeightedRows) -> tuple:
     """
     criterion = multi_output_criterion(spec.criterion, spec.n_outputs)
     switches = grow.search_switches(criterion, bool((spec.cat_slot >= 0).any()))
-    # The arguments both builders take after their data, in their order.
-    common = (
-        rows.code, rows.contrib, rows.sample_weight, bool(rows.unit_weight), rows.y,
-        rows.n_stats, rows.n_sweep, criterion, bool(spec.is_regression), int(spec.max_depth),
-        int(spec.min_samples_split), int(spec.min_samples_leaf), float(rows.min_weight_leaf),
-        float(rows.min_impurity_decrease), int(spec.max_features), int(spec.max_leaf_nodes),
-        spec.rng_state, spec.n_threads > 1, int(spec.n_threads), bool(spec.mdl_stop),
-    )  # fmt: skip
     if spec.splitter == "hist":
         binned = prepare.binned_columns(spec, X)
-        built, node_bits = grow.build_hist(
-            binned.codes, binned.bin_offset, binned.bin_min, binned.bin_max, *common,
-            spec.cat_slot, binned.nan_bin, spec.n_words, switches[0],
-        )  # fmt: skip
+        built, node_bits = grow.build_hist(spec, rows, binned, criterion, switches[0])
         return built, node_bits, binned.features_with_missing
     presorted = prepare.presorted_columns(spec, X, rows)
-    built, node_bits = grow.build(
-        presorted.sorted_idx, presorted.sorted_val, presorted.sorted_code, *common,
-        spec.splitter == "random", spec.cat_slot, spec.n_words, presorted.two_valued,
-        *switches,
-    )  # fmt: skip
+    built, node_bits = grow.build(spec, rows, presorted, criterion, switches)
     return built, node_bits, presorted.features_with_missing

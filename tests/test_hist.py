@@ -550,3 +550,29 @@ def test_hist_accuracy_is_close_to_the_exact_tree():
     hist = dtjit.DecisionTreeClassifier(splitter="hist", n_jobs=-1).fit(X[train], y[train])
     gap = exact.score(X[test], y[test]) - hist.score(X[test], y[test])
     assert abs(gap) < 0.005, gap
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_features_with_near_ties_match_a_loop_over_neighbouring_bins(seed):
+    """A feature is marked when two of its neighbouring bins are within FEATURE_THRESHOLD in
+    float32 (NaN bins never); a feature's last bin and the next one's first are no pair, and
+    features with one bin, or none, have no pair."""
+    from dtjit.engine.jit import FEATURE_THRESHOLD
+    from dtjit.engine.sweep_hist import features_with_near_ties
+
+    rng = np.random.default_rng(seed)
+    n_bins = rng.integers(0, 5, size=8)
+    n_bins[0] = 0 if seed % 2 else n_bins[0]
+    bin_offset = np.concatenate([[0], np.cumsum(n_bins)]).astype(np.int64)
+    n_total = int(bin_offset[-1])
+    bin_min = np.sort(rng.choice([0.0, 1.0, 1.0 + 5e-8, 2.0, 3.0], size=n_total))
+    bin_max = bin_min + rng.choice([0.0, 3e-8, 0.5], size=n_total)
+    bin_min[rng.random(n_total) < 0.15] = np.nan
+    expected = np.zeros(len(n_bins), dtype=np.uint8)
+    for f in range(len(n_bins)):
+        for b in range(bin_offset[f], bin_offset[f + 1] - 1):
+            if np.float32(bin_min[b + 1]) <= np.float32(bin_max[b]) + FEATURE_THRESHOLD:
+                expected[f] = 1
+    got = features_with_near_ties(bin_offset, bin_min, bin_max)
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, expected)

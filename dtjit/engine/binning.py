@@ -128,7 +128,6 @@ def bins_from_sorted(values, max_bins, out_low, out_high):
     return n_bins
 
 
-@kernel
 def feature_bins(sorted_val, max_bins):
     """Bins of every feature from its sorted (sampled) values.
 
@@ -142,11 +141,20 @@ def feature_bins(sorted_val, max_bins):
         ``edges[f, b] = high[f, b] / 2 + low[f, b + 1] / 2`` for ``b < n_bins[f] - 1``,
         ``+inf`` after.
     """
+    # Allocated here: numba compiles its np.zeros / np.full for each dtype and shape.
     n_features = sorted_val.shape[0]
     low = np.zeros((n_features, max_bins), dtype=np.float32)
     high = np.zeros((n_features, max_bins), dtype=np.float32)
     n_bins = np.zeros(n_features, dtype=np.int64)
     edges = np.full((n_features, 255), np.inf, dtype=np.float64)
+    fill_feature_bins(sorted_val, max_bins, low, high, n_bins, edges)
+    return low, high, n_bins, edges
+
+
+@kernel
+def fill_feature_bins(sorted_val, max_bins, low, high, n_bins, edges):
+    """Fill :func:`feature_bins`' outputs, given zeroed (``edges``: ``+inf``)."""
+    n_features = sorted_val.shape[0]
     for f in range(n_features):
         n_valid = sorted_val.shape[1]
         while n_valid > 0 and np.isnan(sorted_val[f, n_valid - 1]):
@@ -160,7 +168,6 @@ def feature_bins(sorted_val, max_bins):
         n_bins[f] = bins_from_sorted(sorted_val[f, :n_valid], max_bins, low[f], high[f])
         for b in range(n_bins[f] - 1):
             edges[f, b] = np.float64(high[f, b]) / 2.0 + np.float64(low[f, b + 1]) / 2.0
-    return low, high, n_bins, edges
 
 
 @kernel

@@ -35,6 +35,10 @@ demo: $(STAMP_RUN)
 # of pytest on a fresh clone (2 vCPUs, with the bounds-checked lane's own cut, see
 # tests/test_kernels.py; 172 s + 358 s once the kernel lanes also ran categorical columns
 # and every criterion). On a warm cache the command only loads: a few seconds.
+#
+# tests/conftest.py hands out the longest files first (xdist would order them by number of
+# tests): the bounds-checked lane of tests/test_kernels.py (numba cannot cache bounds-checked
+# code, so it compiles every run) and tests/test_readme.py start at once, one per worker.
 test: $(STAMP_TEST)
 	$(VENV)/bin/dtjit compile --jobs 2
 	$(PY) -m pytest -q -n 2 --dist loadfile

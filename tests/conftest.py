@@ -21,6 +21,26 @@ settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
+# The files that take longest, longest first (most of their time is child processes and cold
+# compiles). Under ``--dist loadfile`` a worker takes the next file when it is nearly done, so
+# starting with these leaves no worker alone with a long file at the end of the run.
+LONGEST_FILES = (
+    "test_kernels.py", "test_readme.py", "test_cache_location.py", "test_threads.py",
+    "test_warmup.py", "test_notebooks.py", "test_compile_notice.py", "test_install.py",
+    "test_estimators.py", "test_blocks.py", "test_tree.py", "test_model_file_fuzz.py",
+)  # fmt: skip
+
+
+def pytest_configure(config):
+    # xdist's loadfile hands out files by number of tests, not time: keep this file's order.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: files stay whole
+
 
 @pytest.fixture(scope="session")
 def iris_data():

@@ -256,7 +256,8 @@ def test_bounds_checked_lane_checks_parallel_loops(tmp_path):
 
 def test_one_signature_per_prediction_kernel_across_layouts():
     rng = np.random.default_rng(1)
-    X = np.round(rng.normal(size=(300, 4)) * 4)  # integer-valued: the int64 copy is lossless
+    n_rows = _predict.PLAIN_WALK_MAX_VALUES // 4 + 1  # past the plain walk: the packed layouts
+    X = np.round(rng.normal(size=(n_rows, 4)) * 4)  # integer-valued: the int64 copy is lossless
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
     est = dtjit.DecisionTreeClassifier(max_depth=4).fit(X, y)
     ro = X.astype(np.float32)

@@ -359,7 +359,8 @@ def binned_category_stats(rows, start, end, codes, f, nan_bin, n_bins, code, con
         if dense_count[b] == 0:
             continue
         cat_code[m] = MISSING_CODE if b == nan_bin else b
-        cat_stats[m, :] = dense_stats[b]
+        for c in range(n_sweep):  # a loop: row assignment compiles numba's shape-error text
+            cat_stats[m, c] = dense_stats[b, c]
         cat_weight[m] = dense_weight[b]
         cat_count[m] = dense_count[b]
         m += 1

@@ -31,12 +31,11 @@ SEED = 0
 # The family of the steps the common fit compiles (the exact builder, predict, the small
 # options): the other families compile kernels of their own and can run in other processes.
 COMMON = "common"
-# Rough seconds each family's steps took to compile in a process of their own while another
-# process compiled too (2 cores, numba 0.68): only to balance `dtjit compile --jobs`. The
-# many-classes family's is an estimate: 35 s after the common fit in one process, on a day
-# the common fit compiled in 43 s.
-FAMILY_COST = {COMMON: 105.0, "hist": 56.0, "many-classes": 55.0, "categorical": 42.0,
-               "multi-output": 23.0, "criteria": 15.0}  # fmt: skip
+# Rough CPU seconds each family's steps compile in a process of their own (numba 0.68, 2
+# cores): a family's steps on one core, plus the exact builder's shared kernels for the
+# families that fit with it again. Only to balance `dtjit compile --jobs`.
+FAMILY_COST = {COMMON: 94.0, "categorical": 32.0, "hist": 21.0, "criteria": 18.0,
+               "multi-output": 18.0, "many-classes": 17.0}  # fmt: skip
 # Classes of the many-classes step: past 256 the presorted class codes take two bytes.
 MANY_CLASSES = 300
 
@@ -189,10 +188,17 @@ def warm_up_steps(
         Classifier(splitter="hist", random_state=SEED).fit(iris_indicator, iris_y)
         Classifier(splitter="hist", random_state=SEED, n_jobs=-1).fit(X_indicator, y)
 
+    # NaN in inputs past the plain walk's size, and past the threaded walk's: the packed
+    # walks' NaN variants, serial and threaded (and the threaded fit's NaN sweeps).
+    X_nan = X.copy()
+    X_nan[::7, 0] = np.nan
+
     def missing_values() -> None:
         for splitter in splitters:
             model = Classifier(splitter=splitter, random_state=SEED).fit(iris_nan, iris_y)
             model.predict(iris_nan)
+        model = Classifier(max_depth=6, n_jobs=-1, random_state=SEED).fit(X_nan, y)
+        model.predict(X_nan[:1000]), model.predict(threaded_predict_rows(X_nan))
 
     categorical_splitters = [s for s in splitters if s != "random"]  # "random" refuses them
 

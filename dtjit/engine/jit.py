@@ -137,9 +137,9 @@ CRITERION_CODES = {
 # 2-vCPU machines we measured, entering a parallel region with numba's default OpenMP layer
 # costs microseconds when threads are hot and milliseconds when they have gone to sleep.
 PARALLEL_MIN_WORK = 1 << 17
-# Cells from which a single pass over the data (a scan of X, a gather of codes) runs
-# threaded: at a fraction of a nanosecond per cell, below this it costs less than waking
-# the threads of a parallel region.
+# Cells from which a single sequential pass over X (the two-valued scan and bit fill) runs
+# threaded: at a fraction of a nanosecond per cell, below this it saves well under a
+# millisecond.
 PASS_PARALLEL_MIN_WORK = 1 << 22
 
 

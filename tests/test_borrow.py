@@ -119,7 +119,7 @@ def test_borrowing_follows_the_rule_everywhere():
     assert {
         "dtjit.engine.sweep_hist.sweep_serial",
         "dtjit.engine.grow.split_nodes",
-        "dtjit.engine.sweep_exact.partition_serial",
+        "dtjit.engine.sweep_exact.partition_worker",
     } <= set(found)
     for name, function in found.items():
         _check_borrowing_function(name, function)

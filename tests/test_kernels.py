@@ -308,9 +308,12 @@ def test_routing_matches_reference_including_nan(n_rows, wide):
     # Three int64 words per node, none of them the node id: each row gets its leaf's row.
     payload = np.arange(tree.node_count * 3, dtype=np.int64).reshape(-1, 3) * 7 + 1
     has_nan = bool(np.isnan(Xq).any())
-    for kernel in (_predict.route_rows_serial, _predict.route_rows_parallel):
+    for cuts in ([0, n_rows], [0, n_rows // 3, n_rows]):  # one call, or two threads' shares
         out = np.full((n_rows, 3), -1, dtype=np.int64)
-        found = _predict.route_rows(kernel, Xq, packed, payload, out, True)
+        found = max(
+            _predict.route_rows(Xq[a:b], packed, payload, out[a:b], True)
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+        )
         assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
         np.testing.assert_array_equal(out, payload[expected])
         indptr = np.empty(n_rows + 1, dtype=np.int64)
@@ -320,21 +323,20 @@ def test_routing_matches_reference_including_nan(n_rows, wide):
         np.testing.assert_array_equal(indices[indptr[1:] - 1], expected)  # paths end at leaves
 
 
-@pytest.mark.parametrize("kernel", ["route_rows_serial", "route_rows_parallel"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("row", [0, 7, 12_345, 19_999])
-def test_kernels_report_nan_and_infinity_wherever_they_are(kernel, bad, row):
+def test_kernels_report_nan_and_infinity_wherever_they_are(bad, row):
     tree = _fitted_tree(3)
     rng = np.random.default_rng(4)
     Xq = rng.normal(size=(20_000, 5)).astype(np.float32)
     Xq[row, row % 5] = bad
     out = np.empty((len(Xq), 1), dtype=np.int64)
     ids = tree.node_ids().reshape(-1, 1)
-    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), ids, out, False, None)
+    found = _predict.route_rows_serial(Xq, *tree.packed_nodes(), ids, out, False, None)
     expected = _predict.ROWS_HAVE_NAN if np.isnan(bad) else _predict.ROWS_HAVE_INF
     assert found == expected
     Xq[row, row % 5] = 1.0
-    found = getattr(_predict, kernel)(Xq, *tree.packed_nodes(), ids, out, False, None)
+    found = _predict.route_rows_serial(Xq, *tree.packed_nodes(), ids, out, False, None)
     assert found == _predict.ROWS_FINITE
 
 
@@ -344,7 +346,7 @@ def test_infinity_wins_over_nan_in_the_report():
     Xq[10, 1], Xq[90, 2] = np.nan, np.inf
     out = np.empty((100, 1), dtype=np.int64)
     ids = tree.node_ids().reshape(-1, 1)
-    found = _predict.route_rows(_predict.route_rows_serial, Xq, tree.packed_nodes(), ids, out, True)
+    found = _predict.route_rows(Xq, tree.packed_nodes(), ids, out, True)
     assert found == _predict.ROWS_HAVE_INF
 
 

@@ -224,11 +224,14 @@ def test_routing_matches_reference_on_every_tree(name, wide):
         Xq = np.ascontiguousarray(rows[:n_rows])
         expected = _reference_payload_rows(tree, Xq, payload)
         has_nan = bool(np.isnan(Xq).any())
-        for kernel in (_predict.route_rows_serial, _predict.route_rows_parallel):
+        for cuts in ([0, n_rows], [0, n_rows // 2, n_rows]):  # one call, two threads' shares
             out = np.full((n_rows, 3), -1, dtype=np.int64)
-            found = _predict.route_rows(kernel, Xq, packed, payload, out, True)
+            found = max(
+                _predict.route_rows(Xq[a:b], packed, payload, out[a:b], True)
+                for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+            )
             assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
-            np.testing.assert_array_equal(out, expected, err_msg=f"{kernel.__name__}, {n_rows}")
+            np.testing.assert_array_equal(out, expected, err_msg=f"{cuts}, {n_rows}")
 
 
 @pytest.mark.parametrize("name", TREE_NAMES)
@@ -263,7 +266,7 @@ def test_any_phases_reaching_the_leaves_route_the_same(phases):
     packed = _pack(tree)._replace(phases=np.array(phases, dtype=np.int64))
     ids = tree.node_ids().reshape(-1, 1)
     out = np.empty((len(rows), 1), dtype=np.int64)
-    _predict.route_rows(_predict.route_rows_serial, rows, packed, ids, out, True)
+    _predict.route_rows(rows, packed, ids, out, True)
     np.testing.assert_array_equal(out[:, 0], reference_apply(_arrays(tree), rows))
 
 

@@ -2,7 +2,7 @@
 
 ``partition_block`` is checked on any CPU (with LLVM 19 or later): where AVX-512 is missing
 LLVM expands its intrinsics lane by lane, so the result must be the same.
-``partition_serial`` takes the vector path only where ``simd.USE_COMPRESS`` holds (its test
+``partition_worker`` takes the vector path only where ``simd.USE_COMPRESS`` holds (its test
 prints which it ran).
 """
 
@@ -14,6 +14,7 @@ import pytest
 from llvmlite import binding as llvm_binding
 
 from dtjit.engine import simd, sweep_exact
+from dtjit.engine.threads import run_workers
 
 # The block's intrinsics need LLVM 19 or later: see ``simd._MIN_LLVM``.
 needs_new_llvm = pytest.mark.skipif(
@@ -78,8 +79,10 @@ def test_partition_block_is_a_stable_partition(code_dtype, flip):
         assert np.all(got[n + 2 * slack :] == (0 if got.dtype == code_dtype else -1))
 
 
-def test_partition_serial_against_numpy():
-    """Segments of 1 to about 150 rows (whole blocks and row tails), 3 features, both flips."""
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_partition_worker_against_numpy(n_threads):
+    """Segments of 1 to about 150 rows (whole blocks and row tails), 3 features, both flips;
+    on one thread and shared by two."""
     rng = np.random.default_rng(3)
     n, n_features = 2000, 3
     cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n, 60)]))  # 1 to ~150 rows
@@ -107,9 +110,10 @@ def test_partition_serial_against_numpy():
             order = s + np.concatenate([np.flatnonzero(left), np.flatnonzero(~left)])
             for want, got in zip(expected, (sorted_idx, sorted_val, sorted_code), strict=True):
                 want[f, s:e] = got[f, order]
-    sweep_exact.partition_serial(
-        nodes, starts.astype(np.int64), ends.astype(np.int64), np.full(len(nodes), -1, np.int32),
-        flags, flip, left_size, sorted_idx, sorted_val, sorted_code,
+    run_workers(
+        sweep_exact.partition_worker, n_threads, nodes, starts.astype(np.int64),
+        ends.astype(np.int64), np.full(len(nodes), -1, np.int32), flags, flip, left_size,
+        sorted_idx, sorted_val, sorted_code,
         np.full(n_features, sweep_exact.UPKEEP_ALWAYS, np.uint8), np.empty((n, 0), np.uint64),
         np.int64((ends - starts).max()), True, None,
     )  # fmt: skip

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
+import threading
+import time
 import types
 
 import numba
+import numpy as np
 import pytest
 
 from dtjit.engine import threads as _threads
+from dtjit.engine import work_queue as _work_queue
 
 needs_two_threads = pytest.mark.skipif(
     numba.config.NUMBA_NUM_THREADS < 2, reason="numba has a single thread here"
@@ -187,3 +192,77 @@ def test_fork_flags_only_a_child_of_gnu_openmp(monkeypatch, layer, vendor, flagg
     monkeypatch.setitem(sys.modules, "numba.np.ufunc.omppool", omppool)
     _threads._note_fork()
     assert _threads._forked_from_gnu_openmp is flagged
+
+
+# Python threads over serial kernels (``run_concurrently``, ``run_workers``).
+
+
+@numba.njit(nogil=True)
+def _claim_items(queue, n_threads, claims, spin):
+    """A worker: counts each item it claims, spinning a while per item to let others in."""
+    item = _work_queue.claim_item(queue)
+    while item < claims.shape[0]:
+        total = 0.0
+        for k in range(spin):
+            total += k * 1e-9
+        claims[item] += 1 + (total < 0)  # ``total`` keeps the loop; it is never negative
+        item = _work_queue.claim_item(queue)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+def test_workers_claim_every_item_once(n_threads):
+    for n_items in (0, 1, 7, 5_000):
+        claims = np.zeros(n_items, dtype=np.int64)
+        _threads.run_workers(_claim_items, n_threads, claims, 2_000)
+        np.testing.assert_array_equal(claims, np.ones(n_items, dtype=np.int64))
+
+
+def test_calls_run_at_once_and_return_in_order():
+    barrier = threading.Barrier(3, timeout=30)  # returns only if all three wait at once
+
+    def call(k):
+        barrier.wait()
+        return k, threading.get_ident()
+
+    results = _threads.run_concurrently([functools.partial(call, k) for k in range(3)])
+    assert [k for k, _ in results] == [0, 1, 2]
+    assert results[0][1] == threading.get_ident()  # the first runs on the caller's thread
+    assert len({ident for _, ident in results}) == 3
+
+
+def test_an_error_is_raised_after_every_call_has_ended():
+    ended = []
+
+    def fails():
+        raise RuntimeError("call failed")
+
+    def slow():
+        time.sleep(0.2)
+        ended.append(True)
+
+    with pytest.raises(RuntimeError, match="call failed"):
+        _threads.run_concurrently([slow, fails, slow])
+    assert ended == [True, True]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_gets_threads_of_its_own():
+    """The parent's pool has no threads in a forked child: the child must not wait on it."""
+    _threads.run_concurrently([lambda: None, lambda: None])  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if threaded calls complete
+        code = 1
+        try:
+            out = _threads.run_concurrently([lambda: 1, lambda: 2, lambda: 3])
+            code = 0 if out == [1, 2, 3] else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    pytest.fail("the forked child's threaded call hung")

@@ -28,11 +28,11 @@ passed to the kernels are named tuples (``records``).
 
 from __future__ import annotations
 
+import functools
 import heapq
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from .borrow import borrowed, keep_alive
 from .criterion import impurity_improvement, node_impurity, poisson_loss
@@ -48,7 +48,6 @@ from .jit import (
     TREE_UNDEFINED,
     inline_kernel,
     kernel,
-    parallel_kernel,
 )
 from .mdlp import mdlp_accepts_split
 from .records import (
@@ -81,16 +80,14 @@ from .sweep_exact import (
     UPKEEP_ALWAYS,
     UPKEEP_NEVER,
     UPKEEP_UNLESS_CONSTANT,
-    best_splits_parallel,
-    best_splits_serial,
+    best_splits_worker,
     copy_rows,
     count_missing,
     count_sorted_codes,
     draw_candidate_features,
     new_side_flags,
-    partition_parallel,
-    partition_serial,
     partition_switch,
+    partition_worker,
     presorted_constant_features,
     raise_side_flags,
     rand_below,
@@ -124,6 +121,7 @@ from .sweep_two_valued import (
     two_valued_splits_parallel,
     two_valued_splits_serial,
 )
+from .threads import run_concurrently, run_workers
 
 INITIAL_CAPACITY = 64
 # The builder renumbers the samples (``sweep_exact.renumber_samples``) when its largest open
@@ -509,10 +507,8 @@ def evaluate_batch(batch, nodes, node_bits, fit):
             rules.min_samples_leaf, rules.min_weight_leaf, out_proxy, out_pos, out_threshold,
             out_missing, node_best, *fit.sweeps,
         )  # fmt: skip
-        if parallel_pays(fit, work * n_features):
-            best_splits_parallel(*sweep_args, fit.n_chunks)
-        else:
-            best_splits_serial(*sweep_args)
+        n_threads = fit.n_chunks if parallel_pays(fit, work * n_features) else 1
+        run_workers(best_splits_worker, n_threads, *sweep_args)
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
             parallel_pays(fit, work * out_bits.shape[1]), search_nodes, cat_candidate,
@@ -862,10 +858,8 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
             fit.sorted_code, fit.upkeep, fit.two_valued[2], max_segment,
             partition_switch(fit.sorted_idx.shape[1]), switch(fit.two_valued[2].shape[1] > 0),
         )  # fmt: skip
-        if parallel_pays(fit, work * fit.sorted_idx.shape[0]):
-            partition_parallel(*partition_args, fit.n_chunks)
-        else:
-            partition_serial(*partition_args)
+        n_threads = fit.n_chunks if parallel_pays(fit, work * fit.sorted_idx.shape[0]) else 1
+        run_workers(partition_worker, n_threads, *partition_args)
     return node_count
 
 
@@ -1437,11 +1431,13 @@ def evaluate_batch_hist(batch, nodes, node_slot, hist_pool, node_bits, fit):
         max_segment, fit.mdl_stop, fit.cat_slot, fit.nan_bin, node_bits,
         fit.categorical_search, True if fit.criterion == GAIN_RATIO else None,
     )  # fmt: skip
-    n_chunks_split = min(fit.n_chunks, n_searched)
-    if fit.parallel and n_chunks_split > 1 and work >= PARALLEL_MIN_WORK:
-        split_nodes_parallel(*split_args, n_chunks_split)
-    else:
-        split_nodes(np.int64(0), np.int64(n_searched), *split_args)
+    n_chunks = max(1, min(fit.n_chunks, n_searched)) if work >= PARALLEL_MIN_WORK else 1
+    # Contiguous ranges of nodes on threads: every node is handled as in one serial call.
+    bounds = [np.int64(t * n_searched // n_chunks) for t in range(n_chunks + 1)]
+    run_concurrently([
+        functools.partial(split_nodes, bounds[t], bounds[t + 1], *split_args)
+        for t in range(n_chunks)
+    ])  # fmt: skip
     return splits
 
 
@@ -1526,28 +1522,6 @@ def split_nodes(
             sample_weight, mdl_stop, None, None,
         )  # fmt: skip
     keep_alive(owned)
-
-
-@parallel_kernel
-def split_nodes_parallel(
-    search, nodes, rows, codes, bin_offset, code, contrib, sample_weight, y, position_contrib,
-    position_weight, position_y, is_regression, unit_weight, criterion, weight_root,
-    min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits,
-    categorical_search, gain_ratio_search, n_chunks,
-):  # fmt: skip
-    """Run :func:`split_nodes` over ``n_chunks`` contiguous ranges of nodes on threads.
-
-    Every node is handled exactly as in the serial loop, so the results are identical.
-    """
-    n_searched = search.searched.shape[0]
-    for t in prange(n_chunks):
-        split_nodes(
-            t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks, search, nodes, rows,
-            codes, bin_offset, code, contrib, sample_weight, y, position_contrib,
-            position_weight, position_y, is_regression, unit_weight, criterion, weight_root,
-            min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin, node_bits,
-            categorical_search, gain_ratio_search,
-        )  # fmt: skip
 
 
 class HistogramPool:

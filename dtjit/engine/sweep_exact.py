@@ -1552,38 +1552,20 @@ def best_splits_of_feature(
     keep_alive(owned)
 
 
-@inline_kernel
-def best_splits_serial(
-    nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep,
-    criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
-    out_missing, node_best, random_search, nan_search, unit_gini_search, unit_entropy_search,
-    weighted_entropy_search, general_search,
+@kernel
+def best_splits_worker(
+    queue, n_threads, nodes, candidate, node_start, node_end, node_stats, node_weight,
+    sorted_idx, sorted_val, sorted_code, contrib, sample_weight, unit_weight,
+    unit_sample_weight, xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy,
+    out_pos, out_threshold, out_missing, node_best, random_search, nan_search,
+    unit_gini_search, unit_entropy_search, weighted_entropy_search, general_search,
 ):  # fmt: skip
-    """Best split of every (node, feature) pair of a batch, one feature after the other.
+    """One thread's share of the best split of every (node, feature) pair of a batch.
 
-    ``node_best``: each node's best proxy so far; the switches: see
+    Called on ``n_threads`` threads at once (``threads.run_workers``), each claiming items
+    from ``queue`` until none is left; with one thread, the features one after the other
+    over the whole batch. ``node_best``: each node's best proxy so far; the switches: see
     :func:`best_splits_of_feature`.
-    """
-    for f in range(sorted_idx.shape[0]):
-        best_splits_of_feature(
-            f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
-            sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
-            xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos,
-            out_threshold, out_missing, node_best, random_search, nan_search, unit_gini_search,
-            unit_entropy_search, weighted_entropy_search, general_search,
-        )  # fmt: skip
-
-
-@parallel_kernel
-def best_splits_parallel(
-    nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep,
-    criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
-    out_missing, node_best, random_search, nan_search, unit_gini_search, unit_entropy_search,
-    weighted_entropy_search, general_search, n_threads,
-):  # fmt: skip
-    """Compute what :func:`best_splits_serial` does, features spread over ``n_threads``.
 
     Notes
     -----
@@ -1591,7 +1573,7 @@ def best_splits_parallel(
     features happens afterwards in feature order. The one thing the threads share is each
     node's best proxy so far (``shared_best``), which lets a sweep skip what cannot win;
     it changes what a losing feature reports, never the winner or its cut: trees are
-    bit-identical to the serial version's.
+    bit-identical whatever the thread count.
 
     The work items are the parts of each feature's nodes (:func:`parts_of_batch`, one part
     per thread), claimed by the threads as they come free (``work_queue``). With one node in
@@ -1603,22 +1585,20 @@ def best_splits_parallel(
     n_features = sorted_idx.shape[0]
     cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
     n_parts = cuts.shape[0] - 1
-    queue = new_work_queue()
-    for _t in prange(n_threads):
+    item = claim_item(queue)
+    while item < n_features * n_parts:
+        f, first, stop = feature_part(item, cuts)
+        if first < stop:
+            best_splits_of_feature(
+                f, nodes[first:stop], candidate[first:stop], node_start, node_end,
+                node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
+                sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep, criterion,
+                min_samples_leaf, min_weight_leaf, out_proxy[first:stop],
+                out_pos[first:stop], out_threshold[first:stop], out_missing[first:stop],
+                node_best[first:stop], random_search, nan_search, unit_gini_search,
+                unit_entropy_search, weighted_entropy_search, general_search,
+            )  # fmt: skip
         item = claim_item(queue)
-        while item < n_features * n_parts:
-            f, first, stop = feature_part(item, cuts)
-            if first < stop:
-                best_splits_of_feature(
-                    f, nodes[first:stop], candidate[first:stop], node_start, node_end,
-                    node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
-                    sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep, criterion,
-                    min_samples_leaf, min_weight_leaf, out_proxy[first:stop],
-                    out_pos[first:stop], out_threshold[first:stop], out_missing[first:stop],
-                    node_best[first:stop], random_search, nan_search, unit_gini_search,
-                    unit_entropy_search, weighted_entropy_search, general_search,
-                )  # fmt: skip
-            item = claim_item(queue)
 
 
 @inline_kernel
@@ -1885,11 +1865,18 @@ def renumber_samples(sorted_idx, row_feature, upkeep, code, contrib, sample_weig
 
 
 @kernel
-def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip, left_size,
-                     sorted_idx, sorted_val, sorted_code, upkeep, row_bits, max_segment,
-                     vector_blocks, with_row_bits):  # fmt: skip
-    """Partition every feature's segments of the split nodes, one feature after the other."""
-    # Uncounted views of the arguments for the loops below (``borrow``).
+def partition_worker(queue, n_threads, nodes, node_start, node_end, split_feature, goes_left,
+                     flip, left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
+                     max_segment, vector_blocks, with_row_bits):  # fmt: skip
+    """One thread's share of the partition of every feature's segments of the split nodes.
+
+    Called on ``n_threads`` threads at once (``threads.run_workers``); with one thread, the
+    features one after the other over the whole batch. The work items are those of
+    :func:`best_splits_worker`: the parts of each feature's nodes, claimed as threads come
+    free. An item writes only its own segments, and each call owns its scratch buffers
+    (allocated once, not per item).
+    """
+    # Uncounted views of the arguments for the loop below (``borrow``).
     (nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
      sorted_val, sorted_code, upkeep, row_bits) = borrowed((
         nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
@@ -1902,46 +1889,20 @@ def partition_serial(nodes, node_start, node_end, split_feature, goes_left, flip
         np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype),
     )
     scratch_idx, scratch_val, scratch_code, scratch_bits = borrowed(owned)
-    for f in range(sorted_idx.shape[0]):
-        partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, flip,
-                          left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                          scratch_idx, scratch_val, scratch_code, scratch_bits,
-                          vector_blocks, with_row_bits)  # fmt: skip
-    keep_alive(owned)
-
-
-@parallel_kernel
-def partition_parallel(nodes, node_start, node_end, split_feature, goes_left, flip,
-                       left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                       max_segment, vector_blocks, with_row_bits, n_chunks):  # fmt: skip
-    """Partition like :func:`partition_serial`, on ``n_chunks`` threads.
-
-    Notes
-    -----
-    The work items are those of :func:`best_splits_parallel`: the parts of each feature's
-    nodes, claimed as threads come free. An item writes only its own segments, and each
-    thread owns its scratch buffers (allocated once, not per item).
-    """
     n_features = sorted_idx.shape[0]
-    cuts = parts_of_batch(nodes, node_start, node_end, n_chunks)
+    cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
     n_parts = cuts.shape[0] - 1
-    queue = new_work_queue()
-    for _chunk in prange(n_chunks):
-        scratch_idx = np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.int32)
-        scratch_val = np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.float32)
-        scratch_code = np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=sorted_code.dtype)
-        scratch_bits = np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype)
+    item = claim_item(queue)
+    while item < n_features * n_parts:
+        f, first, stop = feature_part(item, cuts)
+        if first < stop:
+            partition_feature(f, nodes[first:stop], node_start, node_end,
+                              split_feature[first:stop], goes_left, flip[first:stop],
+                              left_size[first:stop], sorted_idx, sorted_val, sorted_code,
+                              upkeep, row_bits, scratch_idx, scratch_val, scratch_code,
+                              scratch_bits, vector_blocks, with_row_bits)  # fmt: skip
         item = claim_item(queue)
-        while item < n_features * n_parts:
-            f, first, stop = feature_part(item, cuts)
-            if first < stop:
-                partition_feature(f, nodes[first:stop], node_start, node_end,
-                                  split_feature[first:stop], goes_left, flip[first:stop],
-                                  left_size[first:stop], sorted_idx, sorted_val, sorted_code,
-                                  upkeep, row_bits,
-                                  scratch_idx, scratch_val, scratch_code,
-                                  scratch_bits, vector_blocks, with_row_bits)  # fmt: skip
-            item = claim_item(queue)
+    keep_alive(owned)
 
 
 RADIX_BITS = 11

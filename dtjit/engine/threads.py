@@ -31,9 +31,14 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numba
+import numpy as np
+
+T = TypeVar("T")
 
 # True in a process forked from one in which numba's GNU OpenMP layer had started (and, since
 # the flag is inherited, in that process's own children): a parallel region would kill it.
@@ -162,3 +167,75 @@ def numba_threads(n_threads: int) -> Iterator[int]:
             yield n_threads
     finally:
         numba.set_num_threads(previous)
+
+
+# The threads of run_concurrently beside the caller's: created on first use, grown on demand,
+# and created anew in a forked child (the parent's threads do not exist there).
+_pool: ThreadPoolExecutor | None = None
+_pool_pid = 0
+_pool_lock = threading.Lock()
+
+
+def _worker_pool(size: int) -> ThreadPoolExecutor:
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid() or _pool._max_workers < size:
+            if _pool is not None and _pool_pid == os.getpid():
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="dtjit")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def run_concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
+    """Run the ``calls`` at once, the first on this thread; return their results in order.
+
+    The calls are serial kernels, which release the GIL, over disjoint parts of the work.
+    Threads started from Python instead of a ``prange`` region spare numba's compile of a
+    parallel twin of each kernel (several times a serial kernel's) and need no threading
+    layer. One call is a plain call.
+
+    Parameters
+    ----------
+    calls : sequence of callables without arguments
+        Each must write only its own part of the outputs.
+
+    Returns
+    -------
+    list
+        The calls' results. An exception of one is raised once every call has ended.
+    """
+    if len(calls) == 1:
+        return [calls[0]()]
+    pool = _worker_pool(len(calls) - 1)
+    others = [pool.submit(call) for call in calls[1:]]
+    try:
+        first = calls[0]()
+    finally:
+        errors = [other.exception() for other in others]  # waits for every call
+    for error in errors:
+        if error is not None:
+            raise error
+    return [first, *(other.result() for other in others)]
+
+
+def run_workers(worker: Callable[..., Any], n_threads: int, *args: Any) -> None:
+    """Call ``worker(queue, n_threads, *args)`` on ``n_threads`` threads at once.
+
+    ``worker`` is a serial kernel that claims work items from ``queue``
+    (``work_queue.claim_item``) until none is left, so the calling thread finishes every
+    item alone if the others start late (another fit holding the pool's threads). With one
+    thread the serial search and the threaded one are the same compiled code.
+
+    Parameters
+    ----------
+    worker : callable
+        The kernel; it must write only its own items' parts of the outputs.
+    n_threads : int
+        Calls made at once (the caller's included).
+    *args
+        The kernel's remaining arguments, shared by every call.
+    """
+    queue = np.zeros(1, dtype=np.int64)
+    threads = np.int64(n_threads)
+    run_concurrently([lambda: worker(queue, threads, *args)] * max(1, n_threads))

@@ -8,11 +8,13 @@ scikit-learn's errors.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import sparse
 
 from .._tree import Tree
-from ..engine.threads import numba_threads
+from ..engine.threads import run_concurrently
 from . import blocks as _blocks
 from . import walk, walk_categorical
 
@@ -24,6 +26,18 @@ ALLOW_NAN = True
 # few milliseconds, less than waking sleeping threads for a parallel region costs (measured
 # on 2 vCPUs); and a small threaded fit then compiles no threaded walk.
 PARALLEL_PREDICT_MIN_WORK = 1 << 21
+
+
+def row_ranges(block: np.ndarray, n_threads: int) -> list[tuple[int, int]]:
+    """Cut a block's rows into one contiguous range per thread, at whole walk tasks.
+
+    One range (the whole block) below ``PARALLEL_PREDICT_MIN_WORK`` values or on one thread.
+    """
+    n_rows = block.shape[0]
+    n_tasks = -(-n_rows // walk.ROWS_PER_TASK)
+    n_ranges = min(n_threads, n_tasks) if block.size >= PARALLEL_PREDICT_MIN_WORK else 1
+    bounds = [min(n_rows, t * n_tasks // n_ranges * walk.ROWS_PER_TASK) for t in range(n_ranges)]
+    return list(zip(bounds, [*bounds[1:], n_rows], strict=True))
 
 
 def raise_for_unroutable(found: int) -> None:
@@ -73,18 +87,14 @@ def route(
     categorical = _categorical_args(tree, categorical_column)
     if categorical is not None:
         rows = _blocks.block_rows(X.shape[1], walk.ROWS_PER_TASK)
-        with numba_threads(n_threads) as threads:
-            for start, stop, block in _blocks.iter_float32_blocks(X, rows):
-                # The serial path enters no parallel region (see ``threads``).
-                if threads > 1 and block.size >= PARALLEL_PREDICT_MIN_WORK:
-                    found = walk_categorical.route_rows_categorical(
-                        block, *categorical, payload, out[start:stop]
-                    )
-                else:
-                    found = walk_categorical.route_block_categorical(
-                        block, 0, len(block), *categorical, payload, out[start:stop]
-                    )
-                raise_for_unroutable(found)
+        for start, stop, block in _blocks.iter_float32_blocks(X, rows):
+            block_out = out[start:stop]
+            found = max(run_concurrently([
+                functools.partial(walk_categorical.route_rows_categorical, block, first, end,
+                                  *categorical, payload, block_out)
+                for first, end in row_ranges(block, n_threads)
+            ]))  # fmt: skip
+            raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
     if X.size <= walk.PLAIN_WALK_MAX_VALUES:
         plain = tree._derive(
@@ -98,24 +108,21 @@ def route(
         return out.reshape(-1) if flat else out
     packed = tree.packed_nodes()
     if X.size < PARALLEL_PREDICT_MIN_WORK:
-        found = walk.route_rows(
-            walk.route_rows_serial, _blocks.float32_block(X), packed, payload, out, ALLOW_NAN
-        )
+        found = walk.route_rows(_blocks.float32_block(X), packed, payload, out, ALLOW_NAN)
         raise_for_unroutable(found)
         return out.reshape(-1) if flat else out
     if _blocks.is_kernel_ready(X) and not _blocks.is_memory_mapped(X):
         rows = X.shape[0]  # already in memory in the kernels' layout: one call
     else:
         rows = _blocks.block_rows(X.shape[1], walk.ROWS_PER_TASK)
-    with numba_threads(n_threads) as threads:
-        for start, stop, block in _blocks.iter_float32_blocks(X, rows):
-            kernel = (
-                walk.route_rows_parallel
-                if threads > 1 and block.size >= PARALLEL_PREDICT_MIN_WORK
-                else walk.route_rows_serial
-            )
-            found = walk.route_rows(kernel, block, packed, payload, out[start:stop], ALLOW_NAN)
-            raise_for_unroutable(found)
+    for start, stop, block in _blocks.iter_float32_blocks(X, rows):
+        block_out = out[start:stop]
+        found = max(run_concurrently([
+            functools.partial(walk.route_rows, block[first:end], packed,
+                              payload, block_out[first:end], ALLOW_NAN)
+            for first, end in row_ranges(block, n_threads)
+        ]))  # fmt: skip
+        raise_for_unroutable(found)
     return out.reshape(-1) if flat else out
 
 

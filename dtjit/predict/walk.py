@@ -21,9 +21,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
-from ..engine.jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
+from ..engine.jit import TREE_LEAF, inline_kernel, kernel
 
 # Rows per parallel task: large enough that scheduling is negligible, small enough (about
 # 4096 x 20 float32 = 320 KB) that a task's rows stay in L2 between the scan and the walk.
@@ -738,8 +737,9 @@ def route_rows_serial(
 
     Notes
     -----
-    Block by block, as the parallel twin does: each block is checked right after its walk,
-    while it is still in the cache, so X is read from memory once.
+    Block by block: each block is checked right after its walk, while it is still in the
+    cache, so X is read from memory once. Threaded predictions call it on each thread's
+    share of the rows (``routing.row_ranges``).
     """
     n = X.shape[0]
     found = ROWS_FINITE
@@ -769,47 +769,15 @@ def route_rows_serial(
     return found
 
 
-@parallel_kernel
-def route_rows_parallel(
-    X, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan, nan_walk
-):
-    """Parallel twin of :func:`route_rows_serial`.
-
-    Notes
-    -----
-    Task ``t`` writes only rows ``[t * ROWS_PER_TASK, (t + 1) * ROWS_PER_TASK)`` of ``out``
-    and its own slot of ``found``: disjoint memory, so the result equals the serial one.
-    """
-    n = X.shape[0]
-    n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
-    found = np.zeros(n_tasks, dtype=np.int64)
-    for t in prange(n_tasks):
-        found[t] = route_block(
-            X,
-            t * ROWS_PER_TASK,
-            min(n, (t + 1) * ROWS_PER_TASK),
-            nodes,
-            shift,
-            feature_mask,
-            phases,
-            tree_node,
-            payload,
-            out,
-            allow_nan,
-            nan_walk,
-        )
-    return found.max() if n_tasks > 0 else ROWS_FINITE
-
-
-def route_rows(kernel, X, packed, payload, out, allow_nan):
-    """Run ``kernel`` (:func:`route_rows_serial` or its parallel twin) over ``X``.
+def route_rows(X, packed, payload, out, allow_nan):
+    """Run :func:`route_rows_serial` over ``X`` (``packed``: :meth:`Tree.packed_nodes`).
 
     Rows are walked without the NaN test first; only when some hold NaN that ``allow_nan``
     routes are they all walked again with it, so the NaN walk compiles on first use.
     """
-    found = kernel(X, *packed, payload, out, allow_nan, None)
+    found = route_rows_serial(X, *packed, payload, out, allow_nan, None)
     if found == ROWS_HAVE_NAN and allow_nan:
-        found = kernel(X, *packed, payload, out, allow_nan, True)
+        found = route_rows_serial(X, *packed, payload, out, allow_nan, True)
     return found
 
 

@@ -18,9 +18,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange
 
-from ..engine.jit import TREE_LEAF, inline_kernel, kernel, parallel_kernel
+from ..engine.jit import TREE_LEAF, inline_kernel, kernel
 from ..engine.sweep_categorical import bit_is_set, category_bit
 from .walk import ROWS_FINITE, ROWS_HAVE_INF, ROWS_HAVE_NAN, ROWS_PER_TASK
 
@@ -83,15 +82,18 @@ def route_block_categorical(X, start, stop, feature, threshold, left, missing_le
     return found
 
 
-@parallel_kernel
-def route_rows_categorical(X, feature, threshold, left, missing_left, categorical_set,
-                           category_bits, categorical_column, payload, out):  # fmt: skip
-    """Route every row of ``X``; blocks of ``ROWS_PER_TASK`` rows spread over threads.
+@kernel
+def route_rows_categorical(X, first, stop, feature, threshold, left, missing_left,
+                           categorical_set, category_bits, categorical_column, payload,
+                           out):  # fmt: skip
+    """Route rows ``first .. stop - 1`` of ``X``, ``ROWS_PER_TASK`` rows at a time.
 
     Parameters
     ----------
     X : ndarray of float32, shape (n_samples, n_features), C order
         Rows to route.
+    first, stop : int
+        The rows routed (a thread's share of ``X``).
     feature, threshold, left, missing_left, categorical_set, category_bits : ndarray
         The tree's arrays (see ``Tree``).
     categorical_column : ndarray of uint8, shape (n_features,)
@@ -99,26 +101,25 @@ def route_rows_categorical(X, feature, threshold, left, missing_left, categorica
     payload : ndarray of int64, shape (node_count, width)
         What to write per leaf.
     out : ndarray of int64, shape (n_samples, width)
-        Output.
+        Output; only rows ``first .. stop - 1`` are written.
 
     Returns
     -------
     int
-        The worst of ``ROWS_FINITE``, ``ROWS_HAVE_NAN``, ``ROWS_HAVE_INF`` over the blocks.
+        The worst of ``ROWS_FINITE``, ``ROWS_HAVE_NAN``, ``ROWS_HAVE_INF`` over the rows.
 
     Notes
     -----
-    Task ``t`` writes only its own rows of ``out``, so the loop is race-free.
+    Each run of rows is scanned, then walked while it is still in the cache, so X is read
+    from memory once.
     """
-    n = X.shape[0]
-    n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
-    found = np.zeros(max(n_tasks, 1), dtype=np.int64)
-    for t in prange(n_tasks):
-        found[t] = route_block_categorical(
-            X, t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK), feature, threshold, left,
-            missing_left, categorical_set, category_bits, categorical_column, payload, out,
-        )  # fmt: skip
-    return found.max()
+    found = ROWS_FINITE
+    for start in range(first, stop, ROWS_PER_TASK):
+        found = max(found, route_block_categorical(
+            X, start, min(stop, start + ROWS_PER_TASK), feature, threshold, left, missing_left,
+            categorical_set, category_bits, categorical_column, payload, out,
+        ))  # fmt: skip
+    return found
 
 
 @kernel

@@ -42,7 +42,7 @@ def _assert_rows_reproduce_counts(est, X):
 def _kernel_split(
     x, y, w, criterion, n_classes, min_samples_leaf, min_weight_leaf, unit=False, known=-np.inf
 ):
-    """Run ``sweep_exact.best_splits_of_feature`` on one node holding every row.
+    """Run ``sweep_exact.best_splits_worker`` on one node holding every row, one feature.
 
     ``unit``: every weight is 1. The sweep then counts rows for the side weights; for
     classification its unit-weight mode also counts rows for the class statistics, and
@@ -72,11 +72,12 @@ def _kernel_split(
     switches = sweep_exact.sweep_switches(
         False, True, unit_weight, code_of_criterion, n_sweep, float(w.sum()), xlogx, True
     )
-    sweep_exact.best_splits_of_feature(
-        np.int64(0), one, np.ones((1, 1), np.uint8), one, np.array([len(x)]), total[None, :],
-        np.array([w.sum()]), sorted_idx, sorted_val, codes, contrib, w, unit_weight,
-        unit, xlogx, n_sweep, code_of_criterion, min_samples_leaf, float(min_weight_leaf),
-        out_proxy, out_pos, out_threshold, out_missing, np.array([known]), *switches,
+    sweep_exact.best_splits_worker(
+        np.zeros(1, np.int64), np.int64(1), one, np.ones((1, 1), np.uint8), one,
+        np.array([len(x)]), total[None, :], np.array([w.sum()]), sorted_idx, sorted_val, codes,
+        contrib, w, unit_weight, unit, xlogx, n_sweep, code_of_criterion, min_samples_leaf,
+        float(min_weight_leaf), out_proxy, out_pos, out_threshold, out_missing,
+        np.array([known]), *switches,
     )  # fmt: skip
     proxy, pos = out_proxy[0, 0], int(out_pos[0, 0])
     threshold, missing = out_threshold[0, 0], int(out_missing[0, 0])

@@ -1010,7 +1010,7 @@ def segment_upkeep(two_slot):
 
     The row feature is the first one not searched by ``sweep_two_valued`` (feature 0 without
     them, which ``sweep_absolute_error.rank_targets`` relies on); it is partitioned even where it
-    is constant, the two-valued features never (see ``sweep_exact.partition_feature``).
+    is constant, the two-valued features never (see ``sweep_exact.partition_worker``).
     """
     upkeep = np.full(two_slot.shape[0], UPKEEP_UNLESS_CONSTANT, dtype=np.uint8)
     row_feature = int(np.flatnonzero(two_slot < 0)[0])

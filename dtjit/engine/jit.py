@@ -62,9 +62,9 @@ inline_kernel = numba.njit(
 # the exact sweep with its handling of NaN rows, inlined into every builder, cost seconds of
 # a cold fit. As a kernel of its own it was called once per (node, feature), and on covtype's
 # full-depth tree (48k nodes, most of them small) those calls cost 2.5-4 % of the fit; so
-# it is written in one kernel, ``best_splits_of_feature``, which the parallel and serial
-# sweeps call once per feature. (As an inline helper of that kernel, the NaN handling's copy
-# of the sweep alone cost 3-4 s of a cold first fit.)
+# it is written into one kernel, ``best_splits_worker``, whose loop over work items (a
+# feature's nodes) serves one thread and many. (As an inline helper of that kernel, the NaN
+# handling's copy of the sweep alone cost 3-4 s of a cold first fit.)
 # A kernel has a fixed cost instead (about 0.3 s: its own LLVM module, linked into and
 # optimised again with every caller), so per-node helpers and tiny ones stay inline.
 # Copies multiply down a chain of inline helpers: three inlined calls of a helper that itself

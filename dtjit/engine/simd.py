@@ -1,6 +1,6 @@
 """The stable partition's vector block: 16 rows at a time with AVX-512 compress.
 
-The partition (``sweep_exact.partition_feature``) moves each row of a segment to the left or
+The partition (``sweep_exact.partition_worker``) moves each row of a segment to the left or
 the right part of a scratch buffer, in order. Row by row that is a load of the row's side
 bit, a select between two cursors and three scattered stores, about 2.5 ns per row: a third
 of a Covertype fit. AVX-512 does it for 16 rows in a few instructions: load 16 ids, values

@@ -14,7 +14,7 @@ backward for every suffix (right child). A Fenwick tree answers "which rank hold
 weight" and "weight and ``w * y`` below that rank" in O(log n), so a candidate costs
 O(log n) instead of the O(n) of recomputing medians: O(n log n) per node and feature.
 
-Missing values (scikit-learn 1.9's rules, as ``sweep_exact.best_splits_of_feature``): a
+Missing values (scikit-learn 1.9's rules, as ``sweep_exact.best_splits_worker``): a
 feature's NaN rows are the tail of its sorted segment. The sweep above, run over the whole
 segment, scores every cut with the NaN rows on the right and, last, the cut "every value |
 NaN" (threshold ``+inf``). A second sweep scores the cuts with the NaN rows on the left: its
@@ -346,7 +346,7 @@ def absolute_error_split_in_segment(idx, val, start, end, rank_of, sorted_y, sam
     Returns
     -------
     proxy, pos, threshold, missing
-        As ``sweep_exact.best_splits_of_feature`` / ``random_split_in_segment`` give them.
+        As ``sweep_exact.best_splits_worker`` / ``random_split_in_segment`` give them.
 
     Notes
     -----

@@ -406,7 +406,7 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
             continue
         if sorted_val[f, end - 1] <= sorted_val[f, start] + FEATURE_THRESHOLD:
             # One category and no NaN: no subset split. The segment may be left unpartitioned
-            # (``sweep_exact.partition_feature``), so nothing else of it is read.
+            # (``sweep_exact.partition_worker``), so nothing else of it is read.
             continue
         m = presorted_category_stats(
             sorted_idx[f], sorted_val[f], sorted_code[f], start, end, contrib, sample_weight,

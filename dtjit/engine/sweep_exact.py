@@ -50,7 +50,7 @@ from .work_queue import claim_item, new_work_queue
 
 NO_SPLIT = -np.inf
 
-# What the partition does to a feature's segments (``partition_feature``'s ``upkeep``).
+# What the partition does to a feature's segments (``partition_worker``'s ``upkeep``).
 UPKEEP_UNLESS_CONSTANT = 0
 UPKEEP_ALWAYS = 1
 UPKEEP_NEVER = 2
@@ -867,7 +867,7 @@ def weighted_entropy_sweep(
     groups, the cuts between groups pure in one class and the feasibility tests are the
     general sweep's: same proxies, same splits.
 
-    A kernel, not inlined: inlined into :func:`best_splits_of_feature` next to the general
+    A kernel, not inlined: inlined into :func:`best_splits_worker` next to the general
     sweep, it made weighted Gini and regression fits 3-8 % slower (the general loop's code
     changed with it; 300k x 20, old and new alternating); as a call it costs them nothing
     measurable. The call has a cost of its own on some data (see
@@ -1026,7 +1026,7 @@ def general_sweep(
 
     The sweep of every criterion and weighting that has no specialised one
     (:func:`unit_gini_sweep`, :func:`unit_entropy_sweep`, :func:`weighted_entropy_sweep`;
-    :func:`best_splits_of_feature` picks). The rows before ``p`` are already in ``left``
+    :func:`best_splits_worker` picks). The rows before ``p`` are already in ``left``
     and ``weight_left`` (:func:`prepare_sweep`).
 
     Parameters
@@ -1324,7 +1324,7 @@ ACCELERATE_MIN_ROWS = 1 << 16
 
 def sweep_switches(random_split, has_missing, unit_weight, criterion, n_sweep, root_weight,
                    xlogx, accelerate):  # fmt: skip
-    """Return which sweeps of :func:`best_splits_of_feature` a fit can reach (its switches).
+    """Return which sweeps of :func:`best_splits_worker` a fit can reach (its switches).
 
     Each is True or None. Every node of the fit takes one of the switched-on sweeps: the
     unit Gini sweep serves every node when the root's row count is below
@@ -1356,8 +1356,9 @@ def sweep_switches(random_split, has_missing, unit_weight, criterion, n_sweep, r
 
 
 @kernel
-def best_splits_of_feature(
-    f,
+def best_splits_worker(
+    queue,
+    n_threads,
     nodes,
     candidate,
     node_start,
@@ -1388,10 +1389,15 @@ def best_splits_of_feature(
     weighted_entropy_search,
     general_search,
 ):
-    """Best split of feature ``f`` for every node of a batch, NaN rows included.
+    """One thread's share of the best split of every (node, feature) pair of a batch.
 
-    Writes column ``f`` of the outputs only, and only for the nodes with ``candidate[k, f]``
-    (the caller fills ``out_proxy`` with ``NO_SPLIT`` first): ``out_proxy[k, f]``,
+    Called on ``n_threads`` threads at once (``threads.run_workers``), each claiming work
+    items from ``queue`` until none is left: an item is feature ``f`` on a part of the
+    batch's nodes (:func:`parts_of_batch`, one part per thread). With one thread, the
+    features one after the other over the whole batch.
+
+    For feature ``f`` and each node ``k`` of the part with ``candidate[k, f]`` (the caller
+    fills ``out_proxy`` with ``NO_SPLIT`` first) it writes ``out_proxy[k, f]``,
     ``out_pos[k, f]`` and ``out_threshold[k, f]`` as :func:`general_sweep` returns
     them for node ``k``'s segment (``pos`` is the first non-missing position of the right
     child; the threshold is ``+inf`` for the split "every value | NaN"), ``out_missing[k, f]``
@@ -1405,7 +1411,8 @@ def best_splits_of_feature(
     (``shared_best``, shared with the threads searching them): each sweep starts its
     pre-test from it, and the proxy this feature reaches is offered back. So a feature that
     loses may report a lesser cut or none (``-inf``) in column ``f``; the winner of the
-    builder's reduction over features, and its cut, are the same as without it.
+    builder's reduction over features (in feature order, afterwards), and its cut, are the
+    same as without it: trees are bit-identical whatever the thread count.
 
     The ``*_search`` switches (True or None, :func:`sweep_switches`) say which sweeps a fit
     can reach: numba removes every branch on a None switch, so a fit compiles only its own
@@ -1423,20 +1430,24 @@ def best_splits_of_feature(
     non-missing values are all equal can still split them from the NaN rows; a feature that
     is all NaN in the node cannot split.
 
-    One kernel per feature, the sweep inlined into its loop over nodes (see ``jit``): as a
-    kernel of its own the per-node search was called once per (node, feature). The NaN
-    handling and the choice of sweep are written here rather than in inline helpers because
-    numba copies an inlined callee whole, scope included, block by block, at a cost that
-    grows with the callee's blocks times its variables: a helper holding the NaN handling
-    cost 3-4 s of this kernel's cold compile, and the copy of one holding the choice of
-    sweep, with the four sweeps inlined into it, 5.9 s (this kernel's own compile for the
-    first fit went from 16.7-18.1 s to 13.4-14.6 s without it, three runs each).
+    One kernel, the sweep inlined into its loop over nodes (see ``jit``): as a kernel of its
+    own the per-node search was called once per (node, feature), and a kernel per feature
+    under a serial and a threaded caller compiled three kernels per variant instead of one.
+    The NaN handling and the choice of sweep are written here rather than in inline helpers
+    because numba copies an inlined callee whole, scope included, block by block, at a cost
+    that grows with the callee's blocks times its variables: a helper holding the NaN
+    handling cost 3-4 s of this kernel's cold compile, and the copy of one holding the
+    choice of sweep, with the four sweeps inlined into it, 5.9 s.
+
+    Items dealt in a fixed pattern left the threads unequal by the items' costs (covtype's
+    ten numeric columns cost from one to several times each other, its 44 sparse 0/1
+    columns nearly nothing); two parts per thread were slower (1.01x on covtype).
     """
     # Scratch held in ``owned`` until the loop is done; the loop hands the inlined sweep
     # uncounted views (``borrow``) of it and of every array argument: counted ones cost a
     # reference-count update per node and array. The scratch alone (perf, 10 classes 1M x 20,
     # full depth): the runtime's count calls fell from 6.0 % to 3.6 % of the samples. The
-    # arguments too, with partition_feature's (perf, Covertype, one thread, full depth):
+    # arguments too, with the partition's (perf, Covertype, one thread, full depth):
     # from 3.2 % to 1.1 %; fit A/B 0.95-0.99x (20 pairs).
     owned = (
         np.empty(5 * n_sweep, dtype=np.float64),  # 5 x: weighted_entropy_sweep's caches
@@ -1450,155 +1461,113 @@ def best_splits_of_feature(
         nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
         sorted_code, contrib, sample_weight, xlogx, out_proxy, out_pos, out_threshold,
         out_missing, node_best))  # fmt: skip
-    idx = sorted_idx[f]
-    val = sorted_val[f]
-    codes = sorted_code[f]
-    for k in range(nodes.shape[0]):
-        if not candidate[k, f]:
-            continue  # another search's column, or NO_SPLIT from the caller
-        node = nodes[k]
-        start = node_start[node]
-        end = node_end[node]
-        if random_search is not None:
-            proxy, pos, threshold, missing = random_split_in_segment(
-                idx, val, codes, start, end, contrib, sample_weight, unit_weight,
-                unit_sample_weight, node_stats[node], node_weight[node], n_sweep, criterion,
-                min_samples_leaf, min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1,
-                left, missing_stats,
-            )  # fmt: skip
-        else:
-            total = node_stats[node]
-            weight = node_weight[node]
-            n_missing = count_missing(val, start, end) if nan_search is not None else 0
-            end_non_missing = end - n_missing
-            missing_weight = 0.0
-            if nan_search is not None and n_missing > 0 and end_non_missing > start:
-                missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib,
-                                            sample_weight, unit_weight, unit_sample_weight,
-                                            n_sweep, missing_stats)  # fmt: skip
-            proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
-            # One call site of each inlined sweep, run once without NaN rows and twice with
-            # them (NaN right, then NaN left): three call sites compiled three copies of the
-            # sweeps. None when every value is NaN.
-            n_passes = 0 if end_non_missing == start else (2 if n_missing > 0 else 1)
-            for nan_pass in range(n_passes):
-                pass_proxy, pass_pos, pass_threshold = NO_SPLIT, end_non_missing, 0.0
-                # Constant feature in this node: scikit-learn skips it the same way.
-                if val[end_non_missing - 1] > val[start] + FEATURE_THRESHOLD:
-                    p, weight_left, min_left, min_right = prepare_sweep(
-                        val, codes, start, end_non_missing, total, n_sweep, min_samples_leaf,
-                        n_missing, nan_pass == 1, missing_stats, missing_weight, unit_weight,
-                        left,
-                    )  # fmt: skip
-                    known_proxy = read_best(node_best, k)
-                    # The sweeps are picked here, not in a helper of their own, so that each
-                    # is copied once (see the Notes).
-                    if (
-                        unit_gini_search is not None
-                        and unit_weight
-                        and criterion == GINI
-                        and weight < EXACT_SQUARES_LIMIT
-                    ):
-                        pass_proxy, pass_pos, pass_threshold = unit_gini_sweep(
-                            val, codes, start, p, end_non_missing, total, weight, weight_left,
-                            n_sweep, min_left, min_right, min_weight_leaf, left, known_proxy,
-                            block,
-                        )  # fmt: skip
-                    elif unit_entropy_search is not None and unit_weight and xlogx.shape[0] > 0:
-                        # entropy or gain ratio, rows
-                        pass_proxy, pass_pos, pass_threshold = unit_entropy_sweep(
-                            val, codes, start, p, end_non_missing, total, weight, weight_left,
-                            n_sweep, min_left, min_right, min_weight_leaf, left,
-                            NO_SPLIT if criterion == GAIN_RATIO else known_proxy, xlogx,
-                        )  # fmt: skip
-                    elif (
-                        weighted_entropy_search is not None
-                        and not unit_weight
-                        and (criterion == ENTROPY or criterion == GAIN_RATIO)
-                        and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
-                        and mostly_distinct(val, p, end_non_missing)
-                    ):
-                        pass_proxy, pass_pos, pass_threshold = weighted_entropy_sweep(
-                            idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
-                            total, weight, weight_left, n_sweep, min_left, min_right,
-                            min_weight_leaf, left,
-                            NO_SPLIT if criterion == GAIN_RATIO else known_proxy,
-                        )  # fmt: skip
-                    elif general_search is not None:
-                        pass_proxy, pass_pos, pass_threshold = general_sweep(
-                            idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
-                            unit_weight, unit_sample_weight, total, weight, weight_left,
-                            n_sweep, criterion, min_left, min_right, min_weight_leaf, left,
-                            known_proxy,
-                        )  # fmt: skip
-                if nan_pass == 0:
-                    proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
-                    if nan_search is not None and n_missing > 0:
-                        missing = 0
-                        proxy_inf = values_versus_missing_proxy(
-                            end_non_missing - start, n_missing, weight, missing_weight, total,
-                            missing_stats, n_sweep, criterion, min_samples_leaf,
-                            min_weight_leaf, left,
-                        )  # fmt: skip
-                        if proxy_inf > proxy:
-                            proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
-                elif pass_proxy > proxy:
-                    proxy, pos, threshold, missing = pass_proxy, pass_pos, pass_threshold, 1
-            offer_best(node_best, k, proxy)
-        out_proxy[k, f] = proxy
-        out_pos[k, f] = pos
-        out_threshold[k, f] = threshold
-        out_missing[k, f] = missing
-    keep_alive(owned)
-
-
-@kernel
-def best_splits_worker(
-    queue, n_threads, nodes, candidate, node_start, node_end, node_stats, node_weight,
-    sorted_idx, sorted_val, sorted_code, contrib, sample_weight, unit_weight,
-    unit_sample_weight, xlogx, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy,
-    out_pos, out_threshold, out_missing, node_best, random_search, nan_search,
-    unit_gini_search, unit_entropy_search, weighted_entropy_search, general_search,
-):  # fmt: skip
-    """One thread's share of the best split of every (node, feature) pair of a batch.
-
-    Called on ``n_threads`` threads at once (``threads.run_workers``), each claiming items
-    from ``queue`` until none is left; with one thread, the features one after the other
-    over the whole batch. ``node_best``: each node's best proxy so far; the switches: see
-    :func:`best_splits_of_feature`.
-
-    Notes
-    -----
-    Feature ``f`` writes only column ``f`` of the outputs, and the per-node reduction over
-    features happens afterwards in feature order. The one thing the threads share is each
-    node's best proxy so far (``shared_best``), which lets a sweep skip what cannot win;
-    it changes what a losing feature reports, never the winner or its cut: trees are
-    bit-identical whatever the thread count.
-
-    The work items are the parts of each feature's nodes (:func:`parts_of_batch`, one part
-    per thread), claimed by the threads as they come free (``work_queue``). With one node in
-    the batch an item is a whole feature; with many, a part of a feature's rows. Items dealt
-    in a fixed pattern left the threads unequal by the items' costs: covtype's ten numeric
-    columns cost from one to several times each other, its 44 sparse 0/1 columns nearly
-    nothing. Two parts per thread were slower (1.01x the time on covtype).
-    """
     n_features = sorted_idx.shape[0]
     cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
     n_parts = cuts.shape[0] - 1
     item = claim_item(queue)
     while item < n_features * n_parts:
         f, first, stop = feature_part(item, cuts)
-        if first < stop:
-            best_splits_of_feature(
-                f, nodes[first:stop], candidate[first:stop], node_start, node_end,
-                node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
-                sample_weight, unit_weight, unit_sample_weight, xlogx, n_sweep, criterion,
-                min_samples_leaf, min_weight_leaf, out_proxy[first:stop],
-                out_pos[first:stop], out_threshold[first:stop], out_missing[first:stop],
-                node_best[first:stop], random_search, nan_search, unit_gini_search,
-                unit_entropy_search, weighted_entropy_search, general_search,
-            )  # fmt: skip
         item = claim_item(queue)
+        idx = sorted_idx[f]
+        val = sorted_val[f]
+        codes = sorted_code[f]
+        for k in range(first, stop):
+            if not candidate[k, f]:
+                continue  # another search's column, or NO_SPLIT from the caller
+            node = nodes[k]
+            start = node_start[node]
+            end = node_end[node]
+            if random_search is not None:
+                proxy, pos, threshold, missing = random_split_in_segment(
+                    idx, val, codes, start, end, contrib, sample_weight, unit_weight,
+                    unit_sample_weight, node_stats[node], node_weight[node], n_sweep, criterion,
+                    min_samples_leaf, min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1,
+                    left, missing_stats,
+                )  # fmt: skip
+            else:
+                total = node_stats[node]
+                weight = node_weight[node]
+                n_missing = count_missing(val, start, end) if nan_search is not None else 0
+                end_non_missing = end - n_missing
+                missing_weight = 0.0
+                if nan_search is not None and n_missing > 0 and end_non_missing > start:
+                    missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib,
+                                                sample_weight, unit_weight, unit_sample_weight,
+                                                n_sweep, missing_stats)  # fmt: skip
+                proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
+                # One call site of each inlined sweep, run once without NaN rows and twice with
+                # them (NaN right, then NaN left): three call sites compiled three copies of the
+                # sweeps. None when every value is NaN.
+                n_passes = 0 if end_non_missing == start else (2 if n_missing > 0 else 1)
+                for nan_pass in range(n_passes):
+                    pass_proxy, pass_pos, pass_threshold = NO_SPLIT, end_non_missing, 0.0
+                    # Constant feature in this node: scikit-learn skips it the same way.
+                    if val[end_non_missing - 1] > val[start] + FEATURE_THRESHOLD:
+                        p, weight_left, min_left, min_right = prepare_sweep(
+                            val, codes, start, end_non_missing, total, n_sweep, min_samples_leaf,
+                            n_missing, nan_pass == 1, missing_stats, missing_weight, unit_weight,
+                            left,
+                        )  # fmt: skip
+                        known_proxy = read_best(node_best, k)
+                        # The sweeps are picked here, not in a helper of their own, so that each
+                        # is copied once (see the Notes).
+                        if (
+                            unit_gini_search is not None
+                            and unit_weight
+                            and criterion == GINI
+                            and weight < EXACT_SQUARES_LIMIT
+                        ):
+                            pass_proxy, pass_pos, pass_threshold = unit_gini_sweep(
+                                val, codes, start, p, end_non_missing, total, weight, weight_left,
+                                n_sweep, min_left, min_right, min_weight_leaf, left, known_proxy,
+                                block,
+                            )  # fmt: skip
+                        elif unit_entropy_search is not None and unit_weight and xlogx.shape[0] > 0:
+                            # entropy or gain ratio, rows
+                            pass_proxy, pass_pos, pass_threshold = unit_entropy_sweep(
+                                val, codes, start, p, end_non_missing, total, weight, weight_left,
+                                n_sweep, min_left, min_right, min_weight_leaf, left,
+                                NO_SPLIT if criterion == GAIN_RATIO else known_proxy, xlogx,
+                            )  # fmt: skip
+                        elif (
+                            weighted_entropy_search is not None
+                            and not unit_weight
+                            and (criterion == ENTROPY or criterion == GAIN_RATIO)
+                            and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
+                            and mostly_distinct(val, p, end_non_missing)
+                        ):
+                            pass_proxy, pass_pos, pass_threshold = weighted_entropy_sweep(
+                                idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
+                                total, weight, weight_left, n_sweep, min_left, min_right,
+                                min_weight_leaf, left,
+                                NO_SPLIT if criterion == GAIN_RATIO else known_proxy,
+                            )  # fmt: skip
+                        elif general_search is not None:
+                            pass_proxy, pass_pos, pass_threshold = general_sweep(
+                                idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
+                                unit_weight, unit_sample_weight, total, weight, weight_left,
+                                n_sweep, criterion, min_left, min_right, min_weight_leaf, left,
+                                known_proxy,
+                            )  # fmt: skip
+                    if nan_pass == 0:
+                        proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
+                        if nan_search is not None and n_missing > 0:
+                            missing = 0
+                            proxy_inf = values_versus_missing_proxy(
+                                end_non_missing - start, n_missing, weight, missing_weight, total,
+                                missing_stats, n_sweep, criterion, min_samples_leaf,
+                                min_weight_leaf, left,
+                            )  # fmt: skip
+                            if proxy_inf > proxy:
+                                proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
+                    elif pass_proxy > proxy:
+                        proxy, pos, threshold, missing = pass_proxy, pass_pos, pass_threshold, 1
+                offer_best(node_best, k, proxy)
+            out_proxy[k, f] = proxy
+            out_pos[k, f] = pos
+            out_threshold[k, f] = threshold
+            out_missing[k, f] = missing
+    keep_alive(owned)
 
 
 @inline_kernel
@@ -1639,11 +1608,15 @@ def parts_of_batch(nodes, node_start, node_end, n_parts):
 
 
 @kernel
-def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, flip,
-                      left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                      scratch_idx, scratch_val, scratch_code, scratch_bits,
-                      vector_blocks, with_row_bits):  # fmt: skip
-    """Stable partition of feature ``f``'s segments of the split nodes into left | right.
+def partition_worker(queue, n_threads, nodes, node_start, node_end, split_feature, goes_left,
+                     flip, left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
+                     max_segment, vector_blocks, with_row_bits):  # fmt: skip
+    """One thread's share of the stable partition of the split nodes' segments into left | right.
+
+    Called on ``n_threads`` threads at once (``threads.run_workers``); the work items are
+    those of :func:`best_splits_worker` (feature ``f`` on a part of the nodes), claimed as
+    threads come free, and with one thread the features one after the other. An item writes
+    only its own segments; each call owns its scratch buffers (allocated once, not per item).
 
     A sample of node ``k`` goes left when its flag in ``goes_left`` differs from ``flip[k]``:
     with ``flip[k] == 0`` the flags mark the left child, with 1 the right one (the builder
@@ -1685,65 +1658,79 @@ def partition_feature(f, nodes, node_start, node_end, split_feature, goes_left, 
     is None when ``row_bits`` has no column (no two-valued feature), which leaves that
     path out of the compiled code.
     """
-    if upkeep[f] == UPKEEP_NEVER:
-        return
+    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
+    owned = (
+        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.int32),
+        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.float32),
+        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=sorted_code.dtype),
+        np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype),
+    )
+    scratch_idx, scratch_val, scratch_code, scratch_bits = borrowed(owned)
     # Uncounted views (``borrow``): the loop below passes arrays to inlined helpers per node.
     (nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
-     sorted_val, sorted_code, upkeep, row_bits, scratch_idx, scratch_val, scratch_code,
-     scratch_bits) = borrowed((
+     sorted_val, sorted_code, upkeep, row_bits) = borrowed((
         nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
-        sorted_val, sorted_code, upkeep, row_bits, scratch_idx, scratch_val, scratch_code,
-        scratch_bits))  # fmt: skip
-    idx = sorted_idx[f]
-    val = sorted_val[f]
-    codes = sorted_code[f]
-    for k in range(nodes.shape[0]):
-        node = nodes[k]
-        if split_feature[k] == f:
+        sorted_val, sorted_code, upkeep, row_bits))  # fmt: skip
+    n_features = sorted_idx.shape[0]
+    cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
+    n_parts = cuts.shape[0] - 1
+    item = claim_item(queue)
+    while item < n_features * n_parts:
+        f, first, stop = feature_part(item, cuts)
+        item = claim_item(queue)
+        if upkeep[f] == UPKEEP_NEVER:
             continue
-        start = node_start[node]
-        end = node_end[node]
-        if upkeep[f] != UPKEEP_ALWAYS and val[end - 1] <= val[start] + FEATURE_THRESHOLD:
-            continue
-        flip_k = np.uint64(flip[k])
-        n_left = np.uint64(left_size[k])
-        if with_row_bits is not None and upkeep[f] == UPKEEP_ALWAYS:
-            partition_rows(idx, start, end, goes_left, flip_k, n_left, row_bits, scratch_bits)
-        # Unsigned positions and cursors (see "Unsigned positions" in jit).
-        to_left = np.uint64(0)
-        right_part = n_left + np.uint64(STORE_SLACK)
-        to_right = right_part
-        first = np.uint64(start)
-        if vector_blocks is not None and USE_COMPRESS:
-            # 16 rows at a time with compress (``simd``), the same order and result.
-            while first + np.uint64(BLOCK) <= np.uint64(end):
-                n_block_left = partition_block(
-                    idx, val, codes, first, goes_left, flip_k, scratch_idx, scratch_val,
-                    scratch_code, to_left, to_right,
-                )  # fmt: skip
-                to_left += n_block_left
-                to_right += np.uint64(BLOCK) - n_block_left
-                first += np.uint64(BLOCK)
-        for p in range(first, np.uint64(end)):
-            i = idx[p]
-            go = np.uint64(side_flag(goes_left, i)) ^ flip_k
-            # A select, not a branch (the goes_left pattern is random: a branch would
-            # mispredict half the time). Written as arithmetic on the cursors it was slower.
-            w = to_left if go else to_right
-            scratch_idx[w] = i
-            scratch_val[w] = val[p]
-            scratch_code[w] = codes[p]
-            to_left += go
-            to_right += np.uint64(1) - go
-        # One array at a time: each copy is a plain sequential one.
-        n_right = np.uint64(end - start) - n_left
-        copy_parts_back(idx, start, scratch_idx, n_left, right_part, n_right)
-        copy_parts_back(val, start, scratch_val, n_left, right_part, n_right)
-        copy_parts_back(codes, start, scratch_code, n_left, right_part, n_right)
+        idx = sorted_idx[f]
+        val = sorted_val[f]
+        codes = sorted_code[f]
+        for k in range(first, stop):
+            node = nodes[k]
+            if split_feature[k] == f:
+                continue
+            start = node_start[node]
+            end = node_end[node]
+            if upkeep[f] != UPKEEP_ALWAYS and val[end - 1] <= val[start] + FEATURE_THRESHOLD:
+                continue
+            flip_k = np.uint64(flip[k])
+            n_left = np.uint64(left_size[k])
+            if with_row_bits is not None and upkeep[f] == UPKEEP_ALWAYS:
+                partition_rows(idx, start, end, goes_left, flip_k, n_left, row_bits, scratch_bits)
+            # Unsigned positions and cursors (see "Unsigned positions" in jit).
+            to_left = np.uint64(0)
+            right_part = n_left + np.uint64(STORE_SLACK)
+            to_right = right_part
+            first = np.uint64(start)
+            if vector_blocks is not None and USE_COMPRESS:
+                # 16 rows at a time with compress (``simd``), the same order and result.
+                while first + np.uint64(BLOCK) <= np.uint64(end):
+                    n_block_left = partition_block(
+                        idx, val, codes, first, goes_left, flip_k, scratch_idx, scratch_val,
+                        scratch_code, to_left, to_right,
+                    )  # fmt: skip
+                    to_left += n_block_left
+                    to_right += np.uint64(BLOCK) - n_block_left
+                    first += np.uint64(BLOCK)
+            for p in range(first, np.uint64(end)):
+                i = idx[p]
+                go = np.uint64(side_flag(goes_left, i)) ^ flip_k
+                # A select, not a branch (the goes_left pattern is random: a branch would
+                # mispredict half the time). Written as arithmetic on the cursors it was slower.
+                w = to_left if go else to_right
+                scratch_idx[w] = i
+                scratch_val[w] = val[p]
+                scratch_code[w] = codes[p]
+                to_left += go
+                to_right += np.uint64(1) - go
+            # One array at a time: each copy is a plain sequential one.
+            n_right = np.uint64(end - start) - n_left
+            copy_parts_back(idx, start, scratch_idx, n_left, right_part, n_right)
+            copy_parts_back(val, start, scratch_val, n_left, right_part, n_right)
+            copy_parts_back(codes, start, scratch_code, n_left, right_part, n_right)
+    keep_alive(owned)
 
 
 def partition_switch(n_samples):
-    """Return ``vector_blocks`` of :func:`partition_feature` for a fit of ``n_samples`` rows.
+    """Return ``vector_blocks`` of :func:`partition_worker` for a fit of ``n_samples`` rows.
 
     Vector blocks (``simd``) where the CPU has them, from ``ACCELERATE_MIN_ROWS`` rows on:
     a smaller fit runs the row loop alone and does not compile the block path.
@@ -1787,11 +1774,11 @@ def copy_parts_back(out, start, scratch, n_left, right_part, n_right):
 def partition_rows(idx, start, end, goes_left, flip, n_left, rows, scratch):
     """Stable partition of the rows ``rows[start:end]`` by the side of the ids ``idx[start:end]``.
 
-    Sides as in :func:`partition_feature`, ``flip`` (uint64) being the node's and ``n_left``
+    Sides as in :func:`partition_worker`, ``flip`` (uint64) being the node's and ``n_left``
     (uint64) the number of ids that go left.
 
     Run before ``idx`` itself is partitioned; the same one write per row as
-    :func:`partition_feature`, a row of ``rows.shape[1]`` words at a time.
+    :func:`partition_worker`, a row of ``rows.shape[1]`` words at a time.
     """
     to_left = np.uint64(0)
     to_right = n_left
@@ -1862,47 +1849,6 @@ def renumber_samples(sorted_idx, row_feature, upkeep, code, contrib, sample_weig
         for p in range(n_samples):
             ids[p] = new_id[ids[p]]
     return new_code, new_contrib, new_weight, new_y
-
-
-@kernel
-def partition_worker(queue, n_threads, nodes, node_start, node_end, split_feature, goes_left,
-                     flip, left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                     max_segment, vector_blocks, with_row_bits):  # fmt: skip
-    """One thread's share of the partition of every feature's segments of the split nodes.
-
-    Called on ``n_threads`` threads at once (``threads.run_workers``); with one thread, the
-    features one after the other over the whole batch. The work items are those of
-    :func:`best_splits_worker`: the parts of each feature's nodes, claimed as threads come
-    free. An item writes only its own segments, and each call owns its scratch buffers
-    (allocated once, not per item).
-    """
-    # Uncounted views of the arguments for the loop below (``borrow``).
-    (nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
-     sorted_val, sorted_code, upkeep, row_bits) = borrowed((
-        nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
-        sorted_val, sorted_code, upkeep, row_bits))  # fmt: skip
-    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
-    owned = (
-        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.int32),
-        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=np.float32),
-        np.empty(max_segment + PARTITION_SCRATCH_SLACK, dtype=sorted_code.dtype),
-        np.empty((max_segment, row_bits.shape[1]), dtype=row_bits.dtype),
-    )
-    scratch_idx, scratch_val, scratch_code, scratch_bits = borrowed(owned)
-    n_features = sorted_idx.shape[0]
-    cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
-    n_parts = cuts.shape[0] - 1
-    item = claim_item(queue)
-    while item < n_features * n_parts:
-        f, first, stop = feature_part(item, cuts)
-        if first < stop:
-            partition_feature(f, nodes[first:stop], node_start, node_end,
-                              split_feature[first:stop], goes_left, flip[first:stop],
-                              left_size[first:stop], sorted_idx, sorted_val, sorted_code,
-                              upkeep, row_bits, scratch_idx, scratch_val, scratch_code,
-                              scratch_bits, vector_blocks, with_row_bits)  # fmt: skip
-        item = claim_item(queue)
-    keep_alive(owned)
 
 
 RADIX_BITS = 11

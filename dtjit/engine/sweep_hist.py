@@ -381,7 +381,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
 
     Notes
     -----
-    The exact splitter's order (``sweep_exact.best_splits_of_feature``): a sweep with the
+    The exact splitter's order (``sweep_exact.best_splits_worker``): a sweep with the
     NaN bin on the right, the cut "all values | NaN", a sweep with the NaN bin on the left;
     a later candidate wins only if strictly better. A feature or node without NaN is one
     sweep. Cost O(n_bins * n_sweep).
@@ -399,7 +399,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
         if n_missing == n_rows:
             return NO_SPLIT, -1, 0.0, -1  # all NaN in this node: nothing to split
     best_proxy, best_cut, best_threshold, best_missing = NO_SPLIT, -1, 0.0, -1
-    # One call site of the inlined sweep (see sweep_exact.best_splits_of_feature): run once
+    # One call site of the inlined sweep (see sweep_exact.best_splits_worker): run once
     # without NaN rows, twice with them (NaN bin right, then left).
     for nan_pass in range(2 if n_missing > 0.0 else 1):
         proxy, cut, threshold = sweep_bins(

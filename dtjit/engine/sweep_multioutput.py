@@ -21,7 +21,7 @@ The sweep gathers each row's codes (``n_outputs`` reads per row) rather than rea
 presorted code column, and scores every candidate threshold (the single-output sweep's
 class-boundary skipping is not applied): multi-output trees are rarer and this keeps the
 single-output kernels untouched. Missing values follow the rules of
-``sweep_exact.best_splits_of_feature`` and the random splitter those of
+``sweep_exact.best_splits_worker`` and the random splitter those of
 ``sweep_exact.random_split_in_segment``.
 """
 
@@ -182,7 +182,7 @@ def best_split_multi_output(
 ):  # fmt: skip
     """Best split of one feature for one node, NaN rows included.
 
-    Returns ``proxy, pos, threshold, missing`` as ``sweep_exact.best_splits_of_feature``
+    Returns ``proxy, pos, threshold, missing`` as ``sweep_exact.best_splits_worker``
     finds them for a node, with its rules: a sweep with the NaN rows on the right, the cut
     "every value | NaN" (threshold ``+inf``), a sweep with the NaN rows on the left; a later
     candidate wins only if strictly better.
@@ -260,7 +260,7 @@ def multi_output_splits_of_feature(
 ):  # fmt: skip
     """Search feature ``f`` for every node of a batch; writes column ``f`` of the outputs only.
 
-    As ``sweep_exact.best_splits_of_feature``: with ``random_split``, ``out_threshold[k, f]``
+    As ``sweep_exact.best_splits_worker``: with ``random_split``, ``out_threshold[k, f]``
     and ``out_missing[k, f]`` hold the drawn threshold and NaN side on entry.
     """
     left = np.empty(n_sweep, dtype=np.float64)

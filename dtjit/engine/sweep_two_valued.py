@@ -266,7 +266,7 @@ def bits_in_row_order(two_valued, rows):
     """Return ``two_valued`` with the rows of ``high_bits`` put in the order of ``rows``.
 
     ``rows`` is the row feature's presorted ids: row ``p`` of the result belongs to the
-    sample at position ``p``, and ``sweep_exact.partition_feature`` keeps it so.
+    sample at position ``p``, and ``sweep_exact.partition_worker`` keeps it so.
     """
     slot, threshold, high_bits = two_valued
     in_order = np.empty_like(high_bits)

@@ -117,7 +117,7 @@ def test_borrowing_follows_the_rule_everywhere():
     found = dict(_borrowing_functions())
     # The serial paths of both splitters borrow (a rename must not empty this check).
     assert {
-        "dtjit.engine.sweep_hist.sweep_serial",
+        "dtjit.engine.sweep_hist.sweep_worker",
         "dtjit.engine.grow.split_nodes",
         "dtjit.engine.sweep_exact.partition_worker",
     } <= set(found)

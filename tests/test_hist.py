@@ -22,6 +22,7 @@ from test_builder import _fit_both, datasets, params_strategy, serial_parallel_d
 import dtjit
 from dtjit.engine import binning as _binning
 from dtjit.engine import jit, sweep_exact, sweep_hist
+from dtjit.engine.threads import run_workers
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -152,8 +153,9 @@ def test_binning_reads_a_read_only_x_without_copying_it():
 # -- histograms ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("unit_weight", [True, False])
-def test_histograms_and_subtraction_match_add_at(unit_weight):
+def test_histograms_and_subtraction_match_add_at(unit_weight, n_threads):
     rng = np.random.default_rng(3)
     n, n_features, n_classes = 5000, 4, 3
     X = rng.normal(size=(n, n_features)).astype(np.float32)
@@ -164,9 +166,11 @@ def test_histograms_and_subtraction_match_add_at(unit_weight):
     n_total = binned.bin_offset[-1]
     pool = np.zeros((3, n_total, width))
     small = 1200  # positions [0, small) are the smaller child, [small, n) the larger
-    sweep_hist.build_histograms_serial(
-        np.array([0, 1]), np.array([0, 0]), np.array([n, small]), binned.codes,
-        binned.bin_offset, labels, weights, weights, unit_weight, n_classes, pool,
+    pool[:2] = np.nan  # every bin must be written
+    run_workers(  # two threads: each task's features in two chunks
+        sweep_hist.build_histograms_worker, n_threads, np.array([0, 1]), np.array([0, 0]),
+        np.array([n, small]), binned.codes, binned.bin_offset, labels, weights, weights,
+        unit_weight, n_classes, pool, np.int64(n_threads),
     )  # fmt: skip
     sweep_hist.subtract_histograms(np.array([2]), np.array([0]), np.array([1]), pool)
     for slot, (a, b) in enumerate([(0, n), (0, small), (small, n)]):

@@ -99,15 +99,13 @@ from .sweep_exact import (
     sweep_switches,
 )
 from .sweep_hist import (
-    build_histograms_parallel,
-    build_histograms_serial,
+    build_histograms_worker,
     constant_features,
     features_with_near_ties,
     histogram_width,
     partition_rows,
     subtract_histograms,
-    sweep_parallel,
-    sweep_serial,
+    sweep_worker,
 )
 from .sweep_multioutput import (
     multi_output_splits_parallel,
@@ -1340,7 +1338,7 @@ class BinnedFit(NamedTuple):
     nan_bin: np.ndarray
     categorical_search: object
     min_stored_rows: int
-    sweeps: tuple  # ``nan_search, row_sweeps`` of ``sweep_hist.sweep_serial``
+    sweeps: tuple  # ``nan_search, row_sweeps`` of ``sweep_hist.sweep_worker``
 
 
 @kernel
@@ -1410,9 +1408,9 @@ def evaluate_batch_hist(batch, nodes, node_slot, hist_pool, node_bits, fit):
         out_threshold, out_missing, *fit.sweeps,
     )  # fmt: skip
     if fit.parallel and work >= PARALLEL_MIN_WORK:
-        sweep_parallel(*sweep_args, min(4 * fit.n_chunks, n_searched))
+        run_workers(sweep_worker, fit.n_chunks, *sweep_args, min(4 * fit.n_chunks, n_searched))
     else:
-        sweep_serial(*sweep_args)
+        run_workers(sweep_worker, 1, *sweep_args, 1)
     if fit.categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
             fit.parallel and rows_searched * out_bits.shape[1] >= PARALLEL_MIN_WORK,
@@ -1626,11 +1624,11 @@ def children_histograms(batch, splits, first_child, nodes, pool, fit):
             fit.position_contrib, fit.position_weight, fit.unit_weight, fit.n_sweep, pool.hist,
         )  # fmt: skip
         if fit.parallel and work >= PARALLEL_MIN_WORK:
-            n_tasks = task_slot.shape[0]
-            n_threads = fit.n_chunks if n_tasks < 2 * fit.n_chunks else 1
-            build_histograms_parallel(*build_args, n_threads)
+            # Few large nodes: each node's features split over the threads too.
+            n_chunks = fit.n_chunks if task_slot.shape[0] < 2 * fit.n_chunks else 1
+            run_workers(build_histograms_worker, fit.n_chunks, *build_args, n_chunks)
         else:
-            build_histograms_serial(*build_args)
+            run_workers(build_histograms_worker, 1, *build_args, 1)
         if derive:
             dst, parent, src = np.array(derive, dtype=np.int64).T.copy()
             subtract_histograms(dst, parent, src, pool.hist)
@@ -1715,10 +1713,13 @@ def build_hist(spec, rows, columns, criterion, categorical_search):
     if n_samples >= fit.min_stored_rows and root_searched:
         slot = pool.take()
         pool.node_slot[0] = slot
-        build_histograms_serial(
-            np.full(1, slot, dtype=np.int64), np.zeros(1, dtype=np.int64),
-            np.full(1, n_samples, dtype=np.int64), codes, bin_offset, fit.code,
-            fit.position_contrib, fit.position_weight, fit.unit_weight, fit.n_sweep, pool.hist,
+        # The root's features split over the threads when the fit is threaded.
+        n_threads = fit.n_chunks if n_samples * n_features >= PARALLEL_MIN_WORK else 1
+        run_workers(
+            build_histograms_worker, n_threads, np.full(1, slot, dtype=np.int64),
+            np.zeros(1, dtype=np.int64), np.full(1, n_samples, dtype=np.int64), codes,
+            bin_offset, fit.code, fit.position_contrib, fit.position_weight, fit.unit_weight,
+            fit.n_sweep, pool.hist, n_threads,
         )  # fmt: skip
 
     batch = np.zeros(1, dtype=np.int64)

@@ -25,7 +25,6 @@ build a histogram in a per-thread scratch array, sweep it, and clear the bins th
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from .borrow import borrowed, keep_alive
 from .criterion import (
@@ -34,7 +33,7 @@ from .criterion import (
     is_classification,
     single_output_proxy,
 )
-from .jit import FEATURE_THRESHOLD, GINI, inline_kernel, kernel, parallel_kernel
+from .jit import FEATURE_THRESHOLD, GINI, inline_kernel, kernel
 from .sweep_exact import (
     EXACT_SQUARES_LIMIT,
     NO_ENTROPY_BOUND,
@@ -45,6 +44,7 @@ from .sweep_exact import (
     unit_entropy_proxy,
     values_versus_missing_proxy,
 )
+from .work_queue import claim_item
 
 NO_SPLIT = -np.inf
 
@@ -760,15 +760,19 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
 
 
 @kernel
-def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
-                 hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
+def sweep_worker(queue, n_threads, searched_nodes, node_slot, node_start, node_end, node_stats,
+                 node_weight, hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
                  position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                  min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                 out_missing, nan_search, row_sweeps):  # fmt: skip
-    """Best cut of every (searched node, candidate feature) pair, on one thread.
+                 out_missing, nan_search, row_sweeps, n_chunks):  # fmt: skip
+    """One thread's share of the best cut of every (searched node, candidate feature) pair.
 
-    A kernel of its own, not an inline helper, so that it may borrow its arguments. The
-    switches: see :func:`sweep_small_nodes`.
+    Called on ``n_threads`` threads at once (``threads.run_workers``), each claiming work
+    items from ``queue``: first each searched node with a stored histogram, then ``n_chunks``
+    contiguous chunks of the small nodes (swept from their rows, each chunk with its own
+    scratch histogram). An item writes only its own nodes' rows of the outputs, so results
+    do not depend on the threads or the chunks; one thread and one chunk is the serial
+    search. The switches: see :func:`sweep_small_nodes`.
     """
     # Uncounted views of the arguments for the loops below (``borrow``).
     (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, codes,
@@ -777,92 +781,59 @@ def sweep_serial(searched_nodes, node_slot, node_start, node_end, node_stats, no
         searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
         codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight,
         xlogx, candidate, out_proxy, out_cut, out_threshold, out_missing))  # fmt: skip
-    for s in range(searched_nodes.shape[0]):
-        if node_slot[searched_nodes[s]] >= 0:
-            sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
-                              node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties,
-                              n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
-                              min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                              out_missing, nan_search)  # fmt: skip
-    sweep_small_nodes(np.int64(0), searched_nodes.shape[0], searched_nodes, node_slot, node_start,
-                      node_end, node_stats, node_weight, codes, bin_offset, bin_min, bin_max,
-                      near_ties, code, position_contrib, position_weight, unit_weight, n_sweep,
-                      criterion, xlogx, min_samples_leaf, min_weight_leaf, candidate, out_proxy,
-                      out_cut, out_threshold, out_missing, nan_search, row_sweeps)  # fmt: skip
-
-
-@parallel_kernel
-def sweep_parallel(searched_nodes, node_slot, node_start, node_end, node_stats, node_weight,
-                   hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
-                   position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
-                   min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                   out_threshold, out_missing, nan_search, row_sweeps, n_chunks):  # fmt: skip
-    """Compute what :func:`sweep_serial` does on threads.
-
-    Notes
-    -----
-    Stored-histogram nodes are spread over threads one node per iteration; small nodes in
-    ``n_chunks`` contiguous chunks, each with its own scratch histogram. Every iteration
-    writes only its own nodes' rows of the outputs, so results equal the serial ones.
-    """
     n_searched = searched_nodes.shape[0]
-    for s in prange(n_searched):
-        if node_slot[searched_nodes[s]] >= 0:
-            sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
-                              node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties,
-                              n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
-                              min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                              out_missing, nan_search)  # fmt: skip
-    for t in prange(n_chunks):
-        sweep_small_nodes(t * n_searched // n_chunks, (t + 1) * n_searched // n_chunks,
-                          searched_nodes, node_slot, node_start, node_end, node_stats,
-                          node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
-                          position_contrib, position_weight, unit_weight, n_sweep, criterion,
-                          xlogx, min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                          out_threshold, out_missing, nan_search, row_sweeps)  # fmt: skip
+    item = claim_item(queue)
+    while item < n_searched + n_chunks:
+        if item < n_searched:
+            if node_slot[searched_nodes[item]] >= 0:
+                sweep_stored_node(item, searched_nodes, node_slot, node_start, node_end,
+                                  node_stats, node_weight, hist_pool, bin_offset, bin_min,
+                                  bin_max, near_ties, n_sweep, unit_weight, criterion, xlogx,
+                                  min_samples_leaf, min_weight_leaf, candidate, out_proxy,
+                                  out_cut, out_threshold, out_missing, nan_search)  # fmt: skip
+        else:
+            chunk = item - n_searched
+            sweep_small_nodes(chunk * n_searched // n_chunks,
+                              (chunk + 1) * n_searched // n_chunks, searched_nodes, node_slot,
+                              node_start, node_end, node_stats, node_weight, codes, bin_offset,
+                              bin_min, bin_max, near_ties, code, position_contrib,
+                              position_weight, unit_weight, n_sweep, criterion, xlogx,
+                              min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
+                              out_threshold, out_missing, nan_search, row_sweeps)  # fmt: skip
+        item = claim_item(queue)
 
 
 @kernel
-def build_histograms_serial(task_slot, task_start, task_end, codes, bin_offset, code,
-                            position_contrib, position_weight, unit_weight, n_sweep,
-                            hist_pool):  # fmt: skip
-    """Fill slot ``task_slot[t]`` (zeroed here) with the rows ``task_start[t] .. task_end[t]``."""
+def build_histograms_worker(queue, n_threads, task_slot, task_start, task_end, codes,
+                            bin_offset, code, position_contrib, position_weight, unit_weight,
+                            n_sweep, hist_pool, n_feature_chunks):  # fmt: skip
+    """One thread's share of filling slot ``task_slot[t]`` with the rows of task ``t``.
+
+    Called on ``n_threads`` threads at once (``threads.run_workers``). Work items are (task,
+    feature chunk) pairs, claimed from ``queue``: with few large nodes (the top of the tree)
+    each node's features are split over the threads. An item zeroes and fills only its own
+    slot's bins of its own features, and every bin is summed in row order whatever the
+    chunking, so the histograms are bit-identical to one thread's with one chunk.
+    """
     # Uncounted views of the arguments for the loops below (``borrow``).
     (task_slot, task_start, task_end, codes, bin_offset, code, position_contrib, position_weight,
      hist_pool) = borrowed((task_slot, task_start, task_end, codes, bin_offset, code,
                             position_contrib, position_weight, hist_pool))  # fmt: skip
     n_features = codes.shape[1]
-    for t in range(task_slot.shape[0]):
-        hist = hist_pool[task_slot[t]]
-        hist[:] = 0.0
-        add_rows(task_start[t], task_end[t], codes, bin_offset, np.int64(0), n_features, code,
-                 position_contrib, position_weight, unit_weight, n_sweep, hist)  # fmt: skip
-
-
-@parallel_kernel
-def build_histograms_parallel(task_slot, task_start, task_end, codes, bin_offset, code,
-                              position_contrib, position_weight, unit_weight, n_sweep, hist_pool,
-                              n_feature_chunks):  # fmt: skip
-    """Compute what :func:`build_histograms_serial` does on threads.
-
-    Notes
-    -----
-    Work items are (task, feature chunk) pairs: with few large nodes (the top of the tree)
-    each node's features are split over the threads. An item writes only its own slot's bins
-    of its own features, and every bin is summed in row order whatever the chunking, so the
-    histograms are bit-identical to the serial ones.
-    """
-    n_features = codes.shape[1]
     n_items = task_slot.shape[0] * n_feature_chunks
-    for item in prange(n_items):
+    item = claim_item(queue)
+    while item < n_items:
         t = item // n_feature_chunks
         chunk = item % n_feature_chunks
         f_first = chunk * n_features // n_feature_chunks
         f_stop = (chunk + 1) * n_features // n_feature_chunks
         hist = hist_pool[task_slot[t]]
-        hist[bin_offset[f_first] : bin_offset[f_stop]] = 0.0
+        for b in range(bin_offset[f_first], bin_offset[f_stop]):
+            for j in range(hist.shape[1]):
+                hist[b, j] = 0.0
         add_rows(task_start[t], task_end[t], codes, bin_offset, f_first, f_stop, code,
                  position_contrib, position_weight, unit_weight, n_sweep, hist)  # fmt: skip
+        item = claim_item(queue)
 
 
 @inline_kernel

@@ -20,7 +20,8 @@ from dtjit.engine.jit import CRITERION_CODES, multi_output_criterion
 from dtjit.engine.prepare import classification_sweep as _classification_sweep
 from dtjit.engine.prepare import regression_sweep as _regression_sweep
 from dtjit.engine.sweep_exact import presort
-from dtjit.engine.sweep_multioutput import multi_output_splits_serial, stats_of_rows
+from dtjit.engine.sweep_multioutput import multi_output_splits_worker, stats_of_rows
+from dtjit.engine.threads import run_workers
 
 
 # -- the split search against the reference ----------------------------------------------------
@@ -46,8 +47,9 @@ def kernel_splits(X, Y, w, criterion, min_samples_leaf=1, min_weight_leaf=0.0):
     pos = np.empty((1, n_features), dtype=np.int64)
     threshold = np.empty((1, n_features))
     missing = np.full((1, n_features), -1, dtype=np.int8)
-    multi_output_splits_serial(
-        np.zeros(1, dtype=np.int64), np.ones((1, n_features), dtype=np.uint8),
+    run_workers(
+        multi_output_splits_worker, 2, np.zeros(1, dtype=np.int64),
+        np.ones((1, n_features), dtype=np.uint8),
         np.zeros(1, dtype=np.int64), np.full(1, n_samples, dtype=np.int64), stats,
         np.array([weight]), sorted_idx, sorted_val, code, contrib, w, n_sweep, code_of,
         min_samples_leaf, float(min_weight_leaf), False, proxy, pos, threshold, missing,

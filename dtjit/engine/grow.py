@@ -62,8 +62,7 @@ from .records import (
 from .sweep_absolute_error import (
     MEDIAN_STAT,
     absolute_error_of_segment,
-    absolute_error_splits_parallel,
-    absolute_error_splits_serial,
+    absolute_error_splits_worker,
     rank_targets,
 )
 from .sweep_categorical import (
@@ -108,16 +107,14 @@ from .sweep_hist import (
     sweep_worker,
 )
 from .sweep_multioutput import (
-    multi_output_splits_parallel,
-    multi_output_splits_serial,
+    multi_output_splits_worker,
     stats_of_rows,
 )
 from .sweep_two_valued import (
     bits_in_row_order,
     high_side_counts,
     mark_two_valued_sides,
-    two_valued_splits_parallel,
-    two_valued_splits_serial,
+    two_valued_splits_worker,
 )
 from .threads import run_concurrently, run_workers
 
@@ -390,8 +387,13 @@ NO_TABLE = np.zeros(0, dtype=np.int64)
 
 
 def parallel_pays(fit, work):
-    """Whether a step of ``work`` rows x features is worth a parallel region."""
+    """Whether a step of ``work`` rows x features is worth running on threads."""
     return fit.parallel and work >= PARALLEL_MIN_WORK
+
+
+def threads_for(fit, work):
+    """Return the threads for a step of ``work`` rows x features: the fit's, or 1 if small."""
+    return fit.n_chunks if parallel_pays(fit, work) else 1
 
 
 def evaluate_batch(batch, nodes, node_bits, fit):
@@ -461,37 +463,26 @@ def evaluate_batch(batch, nodes, node_bits, fit):
             nodes.weight, high_bits, fit.n_sweep, fit.criterion, rules.min_samples_leaf,
             rules.min_weight_leaf, out_proxy, out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip
-        if parallel_pays(fit, work * high_bits.shape[1] * 64):
-            two_valued_splits_parallel(*two_valued_args, fit.n_chunks)
-        else:
-            two_valued_splits_serial(*two_valued_args)
+        run_workers(two_valued_splits_worker, threads_for(fit, work * high_bits.shape[1] * 64),
+                    *two_valued_args)  # fmt: skip
     if absolute_error_search is not None:
         max_segment = int((nodes.end[search_nodes] - nodes.start[search_nodes]).max())
         rank_of = np.empty(sorted_idx.shape[1], dtype=np.int64)
         sorted_y = np.empty(sorted_idx.shape[1], dtype=np.float64)
         rank_targets(search_nodes, nodes.start, nodes.end, sorted_idx[0], fit.y, rank_of, sorted_y)
-        search = (
-            absolute_error_splits_parallel
-            if parallel_pays(fit, work * n_features)
-            else absolute_error_splits_serial
-        )
-        search(
-            search_nodes, candidate, nodes.start, nodes.end, nodes.weight, sorted_idx,
-            sorted_val, rank_of, sorted_y, fit.sample_weight, rules.min_samples_leaf,
-            rules.min_weight_leaf, fit.random_split, max_segment, out_proxy, out_pos,
-            out_threshold, out_missing,
+        run_workers(
+            absolute_error_splits_worker, threads_for(fit, work * n_features), search_nodes,
+            candidate, nodes.start, nodes.end, nodes.weight, sorted_idx, sorted_val, rank_of,
+            sorted_y, fit.sample_weight, rules.min_samples_leaf, rules.min_weight_leaf,
+            fit.random_split, max_segment, out_proxy, out_pos, out_threshold, out_missing,
         )  # fmt: skip
     elif multi_output_search is not None:
-        search = (
-            multi_output_splits_parallel
-            if parallel_pays(fit, work * n_features)
-            else multi_output_splits_serial
-        )
-        search(
-            search_nodes, candidate, nodes.start, nodes.end, nodes.stats, nodes.weight,
-            sorted_idx, sorted_val, fit.code, fit.contrib, fit.sample_weight, fit.n_sweep,
-            fit.criterion, rules.min_samples_leaf, rules.min_weight_leaf, fit.random_split,
-            out_proxy, out_pos, out_threshold, out_missing,
+        run_workers(
+            multi_output_splits_worker, threads_for(fit, work * n_features), search_nodes,
+            candidate, nodes.start, nodes.end, nodes.stats, nodes.weight, sorted_idx, sorted_val,
+            fit.code, fit.contrib, fit.sample_weight, fit.n_sweep, fit.criterion,
+            rules.min_samples_leaf, rules.min_weight_leaf, fit.random_split, out_proxy, out_pos,
+            out_threshold, out_missing,
         )  # fmt: skip
     else:
         # A classification row's contribution is its weight, the same value (``_estimators``'
@@ -505,8 +496,7 @@ def evaluate_batch(batch, nodes, node_bits, fit):
             rules.min_samples_leaf, rules.min_weight_leaf, out_proxy, out_pos, out_threshold,
             out_missing, node_best, *fit.sweeps,
         )  # fmt: skip
-        n_threads = fit.n_chunks if parallel_pays(fit, work * n_features) else 1
-        run_workers(best_splits_worker, n_threads, *sweep_args)
+        run_workers(best_splits_worker, threads_for(fit, work * n_features), *sweep_args)
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
             parallel_pays(fit, work * out_bits.shape[1]), search_nodes, cat_candidate,
@@ -856,7 +846,7 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
             fit.sorted_code, fit.upkeep, fit.two_valued[2], max_segment,
             partition_switch(fit.sorted_idx.shape[1]), switch(fit.two_valued[2].shape[1] > 0),
         )  # fmt: skip
-        n_threads = fit.n_chunks if parallel_pays(fit, work * fit.sorted_idx.shape[0]) else 1
+        n_threads = threads_for(fit, work * fit.sorted_idx.shape[0])
         run_workers(partition_worker, n_threads, *partition_args)
     return node_count
 

@@ -31,11 +31,11 @@ segments, so one pair of arrays serves the whole batch.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
-from .jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
+from .jit import FEATURE_THRESHOLD, inline_kernel, kernel
 from .sorting import stable_order
 from .sweep_exact import NO_SPLIT, count_missing, first_position_above
+from .work_queue import claim_item
 
 # Index of the weighted median in a regression node's statistics vector (after
 # sum(w*y), sum(w*y*y) and the target range), filled when the node's impurity is computed.
@@ -448,38 +448,25 @@ def absolute_error_splits_of_feature(f, nodes, candidate, node_start, node_end, 
 
 
 @kernel
-def absolute_error_splits_serial(nodes, candidate, node_start, node_end, node_weight, sorted_idx,
-                                 sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf,
-                                 min_weight_leaf, random_split, max_segment, out_proxy, out_pos,
-                                 out_threshold, out_missing):  # fmt: skip
-    """Best absolute-error split of every (node, feature) pair of a batch, feature by feature."""
-    for f in range(sorted_idx.shape[0]):
+def absolute_error_splits_worker(queue, n_threads, nodes, candidate, node_start, node_end,
+                                 node_weight, sorted_idx, sorted_val, rank_of, sorted_y,
+                                 sample_weight, min_samples_leaf, min_weight_leaf, random_split,
+                                 max_segment, out_proxy, out_pos, out_threshold,
+                                 out_missing):  # fmt: skip
+    """One thread's share of the best absolute-error split of every (node, feature) pair.
+
+    Called on ``n_threads`` threads at once (``threads.run_workers``); each claims features
+    from ``queue``, and feature ``f`` writes only column ``f`` of the outputs and its own
+    scratch: bit-identical whatever the thread count.
+    """
+    f = claim_item(queue)
+    while f < sorted_idx.shape[0]:
         absolute_error_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_weight, sorted_idx, sorted_val,
             rank_of, sorted_y, sample_weight, min_samples_leaf, min_weight_leaf, random_split,
             max_segment, out_proxy, out_pos, out_threshold, out_missing,
         )  # fmt: skip
-
-
-@parallel_kernel
-def absolute_error_splits_parallel(nodes, candidate, node_start, node_end, node_weight,
-                                   sorted_idx, sorted_val, rank_of, sorted_y, sample_weight,
-                                   min_samples_leaf, min_weight_leaf, random_split, max_segment,
-                                   out_proxy, out_pos, out_threshold, out_missing):  # fmt: skip
-    """Compute what :func:`absolute_error_splits_serial` does, features spread over threads.
-
-    Notes
-    -----
-    Iteration ``f`` writes only column ``f`` of the outputs and its own scratch: race-free and
-    bit-identical to the serial version.
-    """
-    for f in prange(sorted_idx.shape[0]):
-        # np.int64: a prange index is unsigned and would compile the callee a second time.
-        absolute_error_splits_of_feature(
-            np.int64(f), nodes, candidate, node_start, node_end, node_weight, sorted_idx,
-            sorted_val, rank_of, sorted_y, sample_weight, min_samples_leaf, min_weight_leaf,
-            random_split, max_segment, out_proxy, out_pos, out_threshold, out_missing,
-        )  # fmt: skip
+        f = claim_item(queue)
 
 
 @kernel

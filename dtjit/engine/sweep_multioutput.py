@@ -14,7 +14,7 @@ one. The per-row arrays are flattened row by row, entry ``j = i * n_outputs + o`
 
 ``sample_weight`` keeps one entry per row. The number of outputs travels in the criterion
 code (``jit.MULTI_OUTPUT``), so the builder needs no extra arguments: it dispatches to
-:func:`multi_output_splits_serial` / :func:`multi_output_splits_parallel` and computes node
+:func:`multi_output_splits_worker` and computes node
 statistics with :func:`stats_of_rows`.
 
 The sweep gathers each row's codes (``n_outputs`` reads per row) rather than reading a
@@ -28,10 +28,9 @@ single-output kernels untouched. Missing values follow the rules of
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from .criterion import is_multi_output, multi_output_proxy, n_outputs_of
-from .jit import FEATURE_THRESHOLD, inline_kernel, kernel, parallel_kernel
+from .jit import FEATURE_THRESHOLD, inline_kernel, kernel
 from .sweep_exact import (
     NO_SPLIT,
     count_missing,
@@ -40,6 +39,7 @@ from .sweep_exact import (
     start_sides,
     values_versus_missing_proxy,
 )
+from .work_queue import claim_item
 
 
 @inline_kernel
@@ -290,35 +290,22 @@ def multi_output_splits_of_feature(
 
 
 @kernel
-def multi_output_splits_serial(
-    nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
-    random_split, out_proxy, out_pos, out_threshold, out_missing,
+def multi_output_splits_worker(
+    queue, n_threads, nodes, candidate, node_start, node_end, node_stats, node_weight,
+    sorted_idx, sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
+    min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
 ):  # fmt: skip
-    """Best split of every (node, feature) pair of a batch, one feature after the other."""
-    for f in range(sorted_idx.shape[0]):
+    """One thread's share of the best split of every (node, feature) pair of a batch.
+
+    Called on ``n_threads`` threads at once (``threads.run_workers``); each claims features
+    from ``queue``, and feature ``f`` writes only column ``f`` of the outputs: bit-identical
+    whatever the thread count.
+    """
+    f = claim_item(queue)
+    while f < sorted_idx.shape[0]:
         multi_output_splits_of_feature(
             f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx,
             sorted_val, code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
             min_weight_leaf, random_split, out_proxy, out_pos, out_threshold, out_missing,
         )  # fmt: skip
-
-
-@parallel_kernel
-def multi_output_splits_parallel(
-    nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
-    code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
-    random_split, out_proxy, out_pos, out_threshold, out_missing,
-):  # fmt: skip
-    """Compute what :func:`multi_output_splits_serial` does, features spread over threads.
-
-    Iteration ``f`` writes only column ``f`` of the outputs: race-free and bit-identical to
-    the serial version.
-    """
-    for f in prange(sorted_idx.shape[0]):
-        multi_output_splits_of_feature(
-            np.int64(f), nodes, candidate, node_start, node_end, node_stats, node_weight,
-            sorted_idx, sorted_val, code, contrib, sample_weight, n_sweep, criterion,
-            min_samples_leaf, min_weight_leaf, random_split, out_proxy, out_pos,
-            out_threshold, out_missing,
-        )  # fmt: skip
+        f = claim_item(queue)

@@ -42,7 +42,7 @@ from .jit import (
 )
 from .shared_best import offer_best
 from .sweep_exact import NO_SPLIT, set_side_flag
-from .work_queue import claim_item, new_work_queue
+from .work_queue import claim_item
 
 # Rows from which a fit looks for two-valued columns. The path is an accelerator (it gives
 # the sweep's very splits): a smaller fit sweeps them like any column and does not compile
@@ -366,12 +366,17 @@ def two_valued_splits_of_node(
 
 
 @kernel
-def two_valued_splits_serial(
-    nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
-    n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
-    out_missing, node_best,
+def two_valued_splits_worker(
+    queue, n_threads, nodes, slot, threshold, codes, node_start, node_end, node_stats,
+    node_weight, row_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy,
+    out_pos, out_threshold, out_missing, node_best,
 ):  # fmt: skip
-    """Score the two-valued features of every node of a batch (see the module docstring)."""
+    """One thread's share of scoring the two-valued features of every node of a batch.
+
+    Called on ``n_threads`` threads at once (``threads.run_workers``); each claims the nodes
+    one at a time from ``queue`` as it comes free, since a level's nodes come in all sizes,
+    and a node writes only its own row of the outputs (see the module docstring).
+    """
     # Uncounted views of the arguments for the loops below (``borrow``).
     (nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
      out_proxy, out_pos, out_threshold, out_missing, node_best) = borrowed((
@@ -383,39 +388,15 @@ def two_valued_splits_serial(
         np.empty(n_sweep, dtype=np.float64),
     )
     counts, left = borrowed(owned)
-    for s in range(nodes.shape[0]):
+    s = claim_item(queue)
+    while s < nodes.shape[0]:
         two_valued_splits_of_node(
             s, nodes[s], slot, threshold, codes, node_start, node_end, node_stats,
             node_weight, row_bits, n_sweep, criterion, min_samples_leaf, min_weight_leaf,
             counts, left, out_proxy, out_pos, out_threshold, out_missing, node_best,
         )  # fmt: skip
-    keep_alive(owned)
-
-
-@parallel_kernel
-def two_valued_splits_parallel(
-    nodes, slot, threshold, codes, node_start, node_end, node_stats, node_weight, row_bits,
-    n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
-    out_missing, node_best, n_chunks,
-):  # fmt: skip
-    """Do what :func:`two_valued_splits_serial` does on ``n_chunks`` threads.
-
-    Each node writes only its own row of the outputs; the threads claim the nodes one at a
-    time as they come free (``work_queue``), since a level's nodes come in all sizes.
-    """
-    queue = new_work_queue()
-    for _chunk in prange(n_chunks):
-        counts = np.empty((64 * row_bits.shape[1], n_sweep), dtype=np.int64)
-        left = np.empty(n_sweep, dtype=np.float64)
         s = claim_item(queue)
-        while s < nodes.shape[0]:
-            two_valued_splits_of_node(
-                s, nodes[s], slot, threshold, codes, node_start, node_end, node_stats,
-                node_weight, row_bits, n_sweep, criterion, min_samples_leaf,
-                min_weight_leaf, counts, left, out_proxy, out_pos, out_threshold, out_missing,
-                node_best,
-            )  # fmt: skip
-            s = claim_item(queue)
+    keep_alive(owned)
 
 
 @kernel

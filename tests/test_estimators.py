@@ -393,9 +393,9 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         for kernel, switches in (("walk.route_rows_serial", 1),
                                  ("walk.decision_path_rows", 0),
                                  ("grow.choose_splits", 7), ("grow.split_nodes", 2),
-                                 ("binning.code_serial", 0), ("sweep_exact.sort_columns", 0),
-                                 ("sweep_two_valued.scan_chunks_serial", 0),
-                                 ("sweep_two_valued.fill_high_bits_serial", 0)):
+                                 ("binning.code_rows", 0), ("sweep_exact.sort_columns", 0),
+                                 ("sweep_two_valued.scan_chunks", 0),
+                                 ("sweep_two_valued.fill_high_bits", 0)):
             module, attr = kernel.split(".")
             dispatcher = getattr(modules[module], attr)
             kinds = {{s[:len(s) - switches] for s in dispatcher.signatures}}
@@ -409,10 +409,10 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         "walk.decision_path_rows": 1,
         "grow.choose_splits": 1,
         "grow.split_nodes": 1,
-        "binning.code_serial": 1,
+        "binning.code_rows": 1,
         "sweep_exact.sort_columns": 1,
-        "sweep_two_valued.scan_chunks_serial": 1,
-        "sweep_two_valued.fill_high_bits_serial": 1,
+        "sweep_two_valued.scan_chunks": 1,
+        "sweep_two_valued.fill_high_bits": 1,
     }, out
 
 

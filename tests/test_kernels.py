@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -27,6 +28,7 @@ from numba.core.registry import CPUDispatcher
 
 import dtjit
 from dtjit.engine import shared_best, sweep_exact, work_queue
+from dtjit.engine.threads import even_ranges, run_concurrently
 from dtjit.predict import walk as _predict
 
 # Every module of the package, so a new kernel module is checked without being listed here.
@@ -401,12 +403,8 @@ def test_radix_presort_equals_stable_argsort(kernel, skipped):
     X[:, 6] = 1024 + rng.integers(0, 256, size=n)  # only bits 13-20 vary
     X[:, 7] = np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 50, size=n))  # NaN last
     skip = np.isin(np.arange(8), skipped).astype(np.uint8)
-    if kernel == "serial":
-        idx, val = sweep_exact.presort(X, skip, 1)
-    else:
-        idx = np.empty((8, n), dtype=np.int32)
-        val = np.empty((8, n), dtype=np.float32)
-        sweep_exact.presort_parallel(X, np.flatnonzero(skip == 0).astype(np.int64), 2, idx, val)
+    assert X.size >= sweep_exact.PARALLEL_MIN_WORK  # two threads do share the work
+    idx, val = sweep_exact.presort(X, skip, 1 if kernel == "serial" else 2)
     for f in np.flatnonzero(skip == 0):
         expected = np.argsort(X[:, f], kind="stable")
         np.testing.assert_array_equal(idx[f], expected, err_msg=f"feature {f}")
@@ -441,7 +439,7 @@ def test_small_inputs_are_presorted_by_numpy_exactly_as_by_the_radix_kernel(n):
 @pytest.mark.parametrize("n_chunks", [None, 1, 2, 3])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 def test_sorted_codes_follow_the_sorted_ids(n_chunks, dtype):
-    """Serial (``None``) and parallel kernels against numpy's gather, uneven blocks included.
+    """One call (``None``) and blocks on threads against numpy's gather, uneven blocks included.
 
     Both output widths the estimator uses (one byte up to 256 classes, two past that).
     """
@@ -452,8 +450,11 @@ def test_sorted_codes_follow_the_sorted_ids(n_chunks, dtype):
     skip = np.array([0, 1, 0], np.uint8)
     if n_chunks is None:
         sweep_exact.sorted_codes(idx, code, skip, 0, 100, out)
-    else:
-        sweep_exact.sorted_codes_parallel(idx, code, skip, n_chunks, out)
+    else:  # blocks of positions on threads, as ``prepare`` runs them
+        run_concurrently([
+            functools.partial(sweep_exact.sorted_codes, idx, code, skip, first, stop, out)
+            for first, stop in even_ranges(100, n_chunks)
+        ])  # fmt: skip
     np.testing.assert_array_equal(out[[0, 2]], code[idx[[0, 2]]])
     assert (out[1] == 9).all()  # a skipped feature's row is left as it was
 

@@ -128,7 +128,7 @@ def test_chunked_scans_merge_to_the_reference(n_chunks):
     high = np.zeros_like(low)
     state = np.zeros((n_chunks, n_features), dtype=np.uint8)
     eligible = np.ones(n_features, dtype=np.uint8)
-    sweep_two_valued.scan_chunks_serial(X, bounds, eligible, low, high, state)
+    sweep_two_valued.scan_chunks(X, bounds, eligible, low, high, state)
     slot = np.empty(n_features, dtype=np.int64)
     threshold = np.zeros(n_features)
     high_value = np.zeros(n_features, dtype=np.float32)

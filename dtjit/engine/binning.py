@@ -34,20 +34,20 @@ would make both the build and the partition touch ``n_features`` scattered bytes
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from .jit import (
     FEATURE_THRESHOLD,
     PARALLEL_MIN_WORK,
     inline_kernel,
     kernel,
-    parallel_kernel,
     read_only,
 )
 from .sweep_exact import presort
+from .threads import even_ranges, run_concurrently
 
 BIN_SAMPLE_ROWS = 200_000
 SAMPLE_SEED = 0  # fixed: the bins depend on the data only, not on random_state
@@ -232,33 +232,6 @@ def code_rows(X, first, stop, edges, n_bins, low, high, check, codes, bin_min, b
                 missed[f] = 1
 
 
-@kernel
-def code_serial(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed, has_nan,
-                two_bin_search):  # fmt: skip
-    """Code every row of ``X`` on one thread (arrays as in :func:`code_parallel`)."""
-    code_rows(X, np.int64(0), X.shape[0], edges, n_bins, low, high, check, codes, bin_min[0],
-              bin_max[0], missed[0], has_nan[0], two_bin_search)  # fmt: skip
-
-
-@parallel_kernel
-def code_parallel(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed, has_nan,
-                  two_bin_search):  # fmt: skip
-    """Code every row of ``X``, rows split into ``bin_min.shape[0]`` chunks.
-
-    Notes
-    -----
-    Chunk ``t`` writes only its own rows of ``codes`` and its own slices ``bin_min[t]``,
-    ``bin_max[t]``, ``missed[t]``, ``has_nan[t]``; the caller merges those with min / max /
-    or, which do not depend on the order, so the result equals the serial one.
-    """
-    n_chunks = bin_min.shape[0]
-    n = X.shape[0]
-    for t in prange(n_chunks):
-        code_rows(X, t * n // n_chunks, (t + 1) * n // n_chunks, edges, n_bins, low, high, check,
-                  codes, bin_min[t], bin_max[t], missed[t], has_nan[t],
-                  two_bin_search)  # fmt: skip
-
-
 class BinnedData(NamedTuple):
     """X coded into bins, with what the histogram splitter needs to place thresholds.
 
@@ -293,9 +266,15 @@ def _code(X, max_bins, sorted_val, n_threads, check_all):
     bin_max = np.full((n_chunks, n_features, max_bins + 1), -np.inf, dtype=np.float32)
     missed = np.zeros((n_chunks, n_features), dtype=np.uint8)
     has_nan = np.zeros((n_chunks, n_features), dtype=np.uint8)
-    kernel_ = code_parallel if n_chunks > 1 else code_serial
-    kernel_(X, edges, n_bins, low, high, check, codes, bin_min, bin_max, missed, has_nan,
-            two_bin_switch(n_bins))  # fmt: skip
+    # Chunk ``t`` writes only its own rows of ``codes`` and its own ``bin_min[t]``,
+    # ``bin_max[t]``, ``missed[t]``, ``has_nan[t]``, merged below with min / max / or, which
+    # do not depend on the order: the result is the same on any number of threads.
+    two_bin_search = two_bin_switch(n_bins)
+    run_concurrently([
+        functools.partial(code_rows, X, first, stop, edges, n_bins, low, high, check, codes,
+                          bin_min[t], bin_max[t], missed[t], has_nan[t], two_bin_search)
+        for t, (first, stop) in enumerate(even_ranges(X.shape[0], n_chunks))
+    ])  # fmt: skip
     return (codes, n_bins, bin_min.min(axis=0), bin_max.max(axis=0), missed.any(axis=0),
             has_nan.any(axis=0))  # fmt: skip
 

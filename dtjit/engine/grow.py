@@ -499,7 +499,7 @@ def evaluate_batch(batch, nodes, node_bits, fit):
         run_workers(best_splits_worker, threads_for(fit, work * n_features), *sweep_args)
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
-            parallel_pays(fit, work * out_bits.shape[1]), search_nodes, cat_candidate,
+            threads_for(fit, work * out_bits.shape[1]), search_nodes, cat_candidate,
             fit.cat_slot, nodes.start, nodes.end, nodes.stats, nodes.weight, sorted_idx,
             sorted_val, fit.sorted_code, fit.contrib, fit.sample_weight, fit.n_sweep,
             fit.criterion, rules.min_samples_leaf, rules.min_weight_leaf, out_proxy, out_pos,
@@ -1403,7 +1403,7 @@ def evaluate_batch_hist(batch, nodes, node_slot, hist_pool, node_bits, fit):
         run_workers(sweep_worker, 1, *sweep_args, 1)
     if fit.categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_binned(
-            fit.parallel and rows_searched * out_bits.shape[1] >= PARALLEL_MIN_WORK,
+            threads_for(fit, rows_searched * out_bits.shape[1]),
             search_nodes, cat_candidate, fit.cat_slot, fit.nan_bin, bin_offset, nodes.start,
             nodes.end, nodes.stats, nodes.weight, fit.rows, codes, fit.code, fit.contrib,
             fit.sample_weight, fit.n_sweep, fit.criterion, rules.min_samples_leaf,

@@ -10,6 +10,7 @@ splitters get every column sorted once with the class codes in sorted order
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -19,6 +20,7 @@ from .compile_notice import caller_stacklevel
 from .jit import ABSOLUTE_ERROR, ENTROPY, GINI, SQUARED_ERROR, read_only
 from .records import BinnedColumns, FitSpec, PresortedColumns, WeightedRows
 from .sweep_absolute_error import MEDIAN_STAT
+from .threads import even_ranges, run_concurrently
 
 # Classes the exact and random splitters can sweep: their presorted class codes are at most
 # uint16 (uint8 up to 256 classes).
@@ -243,10 +245,11 @@ def sorted_class_codes(
     # The codes are 0 .. n_classes - 1 (or all 0 for regression).
     dtype = np.uint8 if code.size == 0 or code.max() <= np.iinfo(np.uint8).max else np.uint16
     out = np.empty(sorted_idx.shape, dtype=dtype)
-    if n_threads > 1 and sorted_idx.size >= GATHER_PARALLEL_MIN_WORK:
-        sweep_exact.sorted_codes_parallel(sorted_idx, code, unsorted, n_threads, out)
-    else:
-        sweep_exact.sorted_codes(sorted_idx, code, unsorted, 0, sorted_idx.shape[1], out)
+    n_threads = n_threads if sorted_idx.size >= GATHER_PARALLEL_MIN_WORK else 1
+    run_concurrently([  # blocks of positions, one per thread
+        functools.partial(sweep_exact.sorted_codes, sorted_idx, code, unsorted, first, stop, out)
+        for first, stop in even_ranges(sorted_idx.shape[1], n_threads)
+    ])  # fmt: skip
     return out
 
 

@@ -49,13 +49,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange
 
 from .borrow import borrowed, keep_alive
 from .criterion import single_output_proxy
-from .jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel, parallel_kernel
+from .jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel
 from .sorting import stable_order
 from .sweep_exact import set_side_flag
+from .threads import run_workers
+from .work_queue import claim_item
 
 NO_SPLIT = -np.inf
 
@@ -421,67 +422,43 @@ def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, 
     keep_alive(owned)
 
 
-def categorical_splits_presorted(threaded, nodes, candidate, cat_slot, node_start, node_end,
+def categorical_splits_presorted(n_threads, nodes, candidate, cat_slot, node_start, node_end,
                                  node_stats, node_weight, sorted_idx, sorted_val, sorted_code,
                                  contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
                                  min_weight_leaf, out_proxy, out_pos, out_bits):  # fmt: skip
     """Best subset split of every (node, categorical candidate feature) of a batch.
 
     Writes ``out_proxy[s, f]``, ``out_pos[s, f]`` (``start`` plus the rows going left) and
-    the split row ``out_bits[s, cat_slot[f]]`` for the categorical columns only. Nodes are
-    spread over threads when ``threaded``.
-
-    Notes
-    -----
-    Python picks the serial or the threaded kernel, so a fit compiles only the one it runs.
-    Without ``threaded`` no parallel region is entered, even on one thread: a forked child
-    of a process running GNU OpenMP is killed at its first one (``threads``), and entering
-    one costs more than a small batch's search.
+    the split row ``out_bits[s, cat_slot[f]]`` for the categorical columns only. The nodes
+    are shared by ``n_threads`` threads (``threads.run_workers``).
     """
-    search = (
-        categorical_splits_presorted_parallel if threaded else categorical_splits_presorted_serial
-    )
-    search(
-        nodes, candidate, cat_slot, node_start, node_end, node_stats, node_weight, sorted_idx,
-        sorted_val, sorted_code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
-        min_weight_leaf, out_proxy, out_pos, out_bits,
+    run_workers(
+        categorical_splits_presorted_worker, n_threads, nodes, candidate, cat_slot, node_start,
+        node_end, node_stats, node_weight, sorted_idx, sorted_val, sorted_code, contrib,
+        sample_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy,
+        out_pos, out_bits,
     )  # fmt: skip
 
 
 @kernel
-def categorical_splits_presorted_serial(nodes, candidate, cat_slot, node_start, node_end,
-                                        node_stats, node_weight, sorted_idx, sorted_val,
-                                        sorted_code, contrib, sample_weight, n_sweep,
-                                        criterion, min_samples_leaf, min_weight_leaf,
-                                        out_proxy, out_pos, out_bits):  # fmt: skip
-    """:func:`categorical_splits_presorted`, one node after the other."""
-    for s in range(nodes.shape[0]):
-        categorical_splits_presorted_node(
-            np.int64(s), nodes[s], candidate, cat_slot, node_start, node_end, node_stats,
-            node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
-            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
-        )  # fmt: skip
+def categorical_splits_presorted_worker(queue, n_threads, nodes, candidate, cat_slot,
+                                        node_start, node_end, node_stats, node_weight,
+                                        sorted_idx, sorted_val, sorted_code, contrib,
+                                        sample_weight, n_sweep, criterion, min_samples_leaf,
+                                        min_weight_leaf, out_proxy, out_pos,
+                                        out_bits):  # fmt: skip
+    """One thread's share of :func:`categorical_splits_presorted`: the nodes it claims.
 
-
-@parallel_kernel
-def categorical_splits_presorted_parallel(nodes, candidate, cat_slot, node_start, node_end,
-                                          node_stats, node_weight, sorted_idx, sorted_val,
-                                          sorted_code, contrib, sample_weight, n_sweep,
-                                          criterion, min_samples_leaf, min_weight_leaf,
-                                          out_proxy, out_pos, out_bits):  # fmt: skip
-    """:func:`categorical_splits_presorted` on threads.
-
-    Notes
-    -----
-    Iteration ``s`` writes only row ``s`` of the outputs, so the node loop is race-free.
+    Node ``s`` writes only row ``s`` of the outputs, so the threads need no other care.
     """
-    for s in prange(nodes.shape[0]):
-        # np.int64: a prange index is unsigned and would compile the callee a second time.
+    s = claim_item(queue)
+    while s < nodes.shape[0]:
         categorical_splits_presorted_node(
-            np.int64(s), nodes[s], candidate, cat_slot, node_start, node_end, node_stats,
-            node_weight, sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep,
-            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
+            s, nodes[s], candidate, cat_slot, node_start, node_end, node_stats, node_weight,
+            sorted_idx, sorted_val, sorted_code, contrib, sample_weight, n_sweep, criterion,
+            min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_bits,
         )  # fmt: skip
+        s = claim_item(queue)
 
 
 @kernel
@@ -518,7 +495,7 @@ def categorical_splits_binned_node(s, node, candidate, cat_slot, nan_bin, bin_of
     keep_alive(owned)
 
 
-def categorical_splits_binned(threaded, nodes, candidate, cat_slot, nan_bin, bin_offset,
+def categorical_splits_binned(n_threads, nodes, candidate, cat_slot, nan_bin, bin_offset,
                               node_start, node_end, node_stats, node_weight, rows, codes, code,
                               contrib, sample_weight, n_sweep, criterion, min_samples_leaf,
                               min_weight_leaf, out_proxy, out_bits):  # fmt: skip
@@ -529,43 +506,29 @@ def categorical_splits_binned(threaded, nodes, candidate, cat_slot, nan_bin, bin
     The statistics are summed from the node's rows, not read from its histogram: O(rows)
     per (node, categorical feature), the cost of building that histogram once more.
     """
-    search = categorical_splits_binned_parallel if threaded else categorical_splits_binned_serial
-    search(
-        nodes, candidate, cat_slot, nan_bin, bin_offset, node_start, node_end, node_stats,
-        node_weight, rows, codes, code, contrib, sample_weight, n_sweep, criterion,
-        min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
+    run_workers(
+        categorical_splits_binned_worker, n_threads, nodes, candidate, cat_slot, nan_bin,
+        bin_offset, node_start, node_end, node_stats, node_weight, rows, codes, code, contrib,
+        sample_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy,
+        out_bits,
     )  # fmt: skip
 
 
 @kernel
-def categorical_splits_binned_serial(nodes, candidate, cat_slot, nan_bin, bin_offset,
-                                     node_start, node_end, node_stats, node_weight, rows, codes,
-                                     code, contrib, sample_weight, n_sweep, criterion,
-                                     min_samples_leaf, min_weight_leaf, out_proxy,
+def categorical_splits_binned_worker(queue, n_threads, nodes, candidate, cat_slot, nan_bin,
+                                     bin_offset, node_start, node_end, node_stats, node_weight,
+                                     rows, codes, code, contrib, sample_weight, n_sweep,
+                                     criterion, min_samples_leaf, min_weight_leaf, out_proxy,
                                      out_bits):  # fmt: skip
-    """:func:`categorical_splits_binned`, one node after the other."""
-    for s in range(nodes.shape[0]):
+    """One thread's share of :func:`categorical_splits_binned`: the nodes it claims."""
+    s = claim_item(queue)
+    while s < nodes.shape[0]:
         categorical_splits_binned_node(
-            np.int64(s), nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start,
-            node_end, node_stats, node_weight, rows, codes, code, contrib, sample_weight,
-            n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
+            s, nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start, node_end,
+            node_stats, node_weight, rows, codes, code, contrib, sample_weight, n_sweep,
+            criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
         )  # fmt: skip
-
-
-@parallel_kernel
-def categorical_splits_binned_parallel(nodes, candidate, cat_slot, nan_bin, bin_offset,
-                                       node_start, node_end, node_stats, node_weight, rows,
-                                       codes, code, contrib, sample_weight, n_sweep, criterion,
-                                       min_samples_leaf, min_weight_leaf, out_proxy,
-                                       out_bits):  # fmt: skip
-    """:func:`categorical_splits_binned` on threads (iteration ``s`` writes only row ``s``)."""
-    for s in prange(nodes.shape[0]):
-        # np.int64: see categorical_splits_presorted_parallel.
-        categorical_splits_binned_node(
-            np.int64(s), nodes[s], candidate, cat_slot, nan_bin, bin_offset, node_start,
-            node_end, node_stats, node_weight, rows, codes, code, contrib, sample_weight,
-            n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_bits,
-        )  # fmt: skip
+        s = claim_item(queue)
 
 
 @kernel

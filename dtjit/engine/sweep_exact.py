@@ -17,8 +17,9 @@ Data layout, shared by the whole build:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from numba import prange
 
 from .borrow import borrowed, keep_alive
 from .criterion import (
@@ -42,11 +43,11 @@ from .jit import (
     SQUARED_ERROR,
     inline_kernel,
     kernel,
-    parallel_kernel,
 )
 from .shared_best import offer_best, read_best
 from .simd import BLOCK, SIDE_FLAG_PADDING, STORE_SLACK, USE_COMPRESS, partition_block
-from .work_queue import claim_item, new_work_queue
+from .threads import even_ranges, run_concurrently
+from .work_queue import claim_item
 
 NO_SPLIT = -np.inf
 
@@ -1973,9 +1974,9 @@ def copy_columns(X, columns, start, end, out):
 def sort_columns(columns, sorted_idx, sorted_val, queue):
     """Sort the rows ``sorted_val[f]`` of ``columns`` in place; their orders go to ``sorted_idx``.
 
-    The columns are claimed one at a time from ``queue`` (``work_queue``): called by every
-    thread of a parallel region with one queue, the threads share them; called alone with a
-    fresh queue, it sorts them all. One set of scratch buffers serves all of a caller's
+    The columns are claimed one at a time from ``queue`` (``work_queue``): called on several
+    threads with one queue, the threads share them; called alone with a fresh queue, it
+    sorts them all. One set of scratch buffers serves all of a caller's
     columns (see :func:`presort_column`).
     """
     n_samples = sorted_val.shape[1]
@@ -1988,37 +1989,14 @@ def sort_columns(columns, sorted_idx, sorted_val, queue):
         k = claim_item(queue)
 
 
-@parallel_kernel
-def presort_parallel(X, columns, n_chunks, sorted_idx, sorted_val):
-    """Sort the ``columns`` of ``X`` (float32, C order) on ``n_chunks`` threads.
-
-    Writes feature ``f``'s stable ascending order to ``sorted_idx[f]`` (int32) and its
-    sorted values to ``sorted_val[f]`` (float32), both of shape ``(n_features, n_samples)``;
-    the rows of other features are left untouched. :func:`presort` allocates the outputs.
-
-    Notes
-    -----
-    The columns are first copied by blocks of rows, so X is read once in all: each thread
-    picking its own columns out of every row read all of X per thread, and the two threads
-    then competed for memory bandwidth. Then the threads claim the columns one at a time as
-    they come free (``work_queue``): a column costs one to three radix passes, so columns
-    dealt in a fixed pattern left one thread waiting for the other.
-    """
-    n_samples = X.shape[0]
-    for chunk in prange(n_chunks):
-        copy_columns(X, columns, n_samples * chunk // n_chunks,
-                     n_samples * (chunk + 1) // n_chunks, sorted_val)  # fmt: skip
-    queue = new_work_queue()
-    for _chunk in prange(n_chunks):
-        sort_columns(columns, sorted_idx, sorted_val, queue)
-
-
 def presort(X, skip, n_threads):
-    """Sort every column of ``X`` but those with ``skip[f]`` set (see :func:`presort_parallel`).
+    """Sort every column of ``X`` but those with ``skip[f]`` set.
 
-    Returns ``sorted_idx, sorted_val``, on ``n_threads`` threads when the work pays for
-    parallel regions; the rows of skipped features are uninitialised (the two-valued
-    columns of ``sweep_two_valued``, which nothing reads there).
+    ``X`` is float32 in C order. Returns ``sorted_idx, sorted_val`` of shape
+    ``(n_features, n_samples)``: each feature's stable ascending order (int32) and its sorted
+    values (float32), computed on ``n_threads`` threads when the work pays for them. The rows
+    of skipped features are uninitialised (the two-valued columns of ``sweep_two_valued``,
+    which nothing reads there).
 
     Notes
     -----
@@ -2034,12 +2012,21 @@ def presort(X, skip, n_threads):
     sorted_val = np.empty((n_features, n_samples), dtype=np.float32)
     if n_samples < PRESORT_KERNEL_MIN_ROWS:
         presort_small(X, columns, sorted_idx, sorted_val)
-    elif n_threads > 1 and X.size >= PARALLEL_MIN_WORK:
-        presort_parallel(X, columns, n_threads, sorted_idx, sorted_val)
     else:
-        copy_columns(X, columns, np.int64(0), np.int64(n_samples), sorted_val)
-        # A fresh queue (new_work_queue's counter, made here: no compiled call for it).
-        sort_columns(columns, sorted_idx, sorted_val, np.zeros(1, dtype=np.int64))
+        n_threads = n_threads if X.size >= PARALLEL_MIN_WORK else 1
+        # The columns are first copied by blocks of rows, so X is read once in all: each
+        # thread picking its own columns out of every row read all of X per thread, and the
+        # two threads then competed for memory bandwidth. Then the threads claim the columns
+        # one at a time as they come free (``sort_columns``): a column costs one to three
+        # radix passes, so columns dealt in a fixed pattern left one thread waiting.
+        run_concurrently([
+            functools.partial(copy_columns, X, columns, first, stop, sorted_val)
+            for first, stop in even_ranges(n_samples, n_threads)
+        ])  # fmt: skip
+        queue = np.zeros(1, dtype=np.int64)  # new_work_queue's counter, made here
+        run_concurrently(
+            [functools.partial(sort_columns, columns, sorted_idx, sorted_val, queue)] * n_threads
+        )
     return sorted_idx, sorted_val
 
 
@@ -2079,18 +2066,6 @@ def sorted_codes(sorted_idx, code, skip, start, end, out):
         for p in range(start, end):
             # Unsigned id: no wraparound test per gather (0.84-0.87x the time).
             out[f, p] = code[np.uint64(sorted_idx[f, p])]
-
-
-@parallel_kernel
-def sorted_codes_parallel(sorted_idx, code, skip, n_chunks, out):
-    """Compute :func:`sorted_codes` of all positions, cut into ``n_chunks`` blocks of positions.
-
-    A serial pass was 7 ms of a 0.4 s covtype fit on two threads.
-    """
-    n_samples = sorted_idx.shape[1]
-    for chunk in prange(n_chunks):
-        sorted_codes(sorted_idx, code, skip, n_samples * chunk // n_chunks,
-                     n_samples * (chunk + 1) // n_chunks, out)  # fmt: skip
 
 
 @inline_kernel

@@ -25,8 +25,9 @@ the same expressions (``criterion.single_output_proxy`` mirrors the sweep's).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from numba import prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
@@ -37,11 +38,11 @@ from .jit import (
     PASS_PARALLEL_MIN_WORK,
     inline_kernel,
     kernel,
-    parallel_kernel,
     read_only,
 )
 from .shared_best import offer_best
 from .sweep_exact import NO_SPLIT, set_side_flag
+from .threads import run_concurrently
 from .work_queue import claim_item
 
 # Rows from which a fit looks for two-valued columns. The path is an accelerator (it gives
@@ -102,16 +103,12 @@ def scan_rows(X, start, end, eligible, low, high, state):
 
 
 @kernel
-def scan_chunks_serial(X, bounds, eligible, low, high, state):
-    """Scan the row chunks ``bounds[t] : bounds[t + 1]`` into row ``t`` of the outputs."""
+def scan_chunks(X, bounds, eligible, low, high, state):
+    """Scan the row chunks ``bounds[t] : bounds[t + 1]`` into row ``t`` of the outputs.
+
+    Threads each get one chunk: the bounds and output rows of theirs.
+    """
     for t in range(bounds.shape[0] - 1):
-        scan_rows(X, bounds[t], bounds[t + 1], eligible, low[t], high[t], state[t])
-
-
-@parallel_kernel
-def scan_chunks_parallel(X, bounds, eligible, low, high, state):
-    """Do what :func:`scan_chunks_serial` does, a thread per chunk (disjoint output rows)."""
-    for t in prange(bounds.shape[0] - 1):
         scan_rows(X, bounds[t], bounds[t + 1], eligible, low[t], high[t], state[t])
 
 
@@ -191,8 +188,12 @@ def find_two_valued(X, eligible, n_threads, out_slot, out_threshold, out_high):
     low = np.zeros((n_chunks, n_features), dtype=np.float32)
     high = np.zeros((n_chunks, n_features), dtype=np.float32)
     state = np.zeros((n_chunks, n_features), dtype=np.uint8)
-    scan = scan_chunks_parallel if n_chunks > 1 else scan_chunks_serial
-    scan(X, bounds, eligible, low, high, state)
+    # One call per chunk, on threads: chunk ``t`` writes only row ``t`` of the outputs.
+    run_concurrently([
+        functools.partial(scan_chunks, X, bounds[t : t + 2], eligible, low[t : t + 1],
+                          high[t : t + 1], state[t : t + 1])
+        for t in range(n_chunks)
+    ])  # fmt: skip
     return merge_scans(low, high, state, out_slot, out_threshold, out_high)
 
 
@@ -248,16 +249,12 @@ def fill_high_bits_of_rows(X, start, end, slot, high, high_bits):
 
 
 @kernel
-def fill_high_bits_serial(X, slot, high, high_bits, bounds):
-    """Set the bits of the row chunks ``bounds[t] : bounds[t + 1]`` (all rows), in turn."""
+def fill_high_bits(X, slot, high, high_bits, bounds):
+    """Set the bits of the row chunks ``bounds[t] : bounds[t + 1]``, in turn.
+
+    Threads each get one chunk (the bounds of theirs); every row is in one chunk.
+    """
     for t in range(bounds.shape[0] - 1):
-        fill_high_bits_of_rows(X, bounds[t], bounds[t + 1], slot, high, high_bits)
-
-
-@parallel_kernel
-def fill_high_bits_parallel(X, slot, high, high_bits, bounds):
-    """Set the bits of every row, a thread per row chunk ``bounds[t] : bounds[t + 1]``."""
-    for t in prange(bounds.shape[0] - 1):
         fill_high_bits_of_rows(X, bounds[t], bounds[t + 1], slot, high, high_bits)
 
 
@@ -461,6 +458,8 @@ def two_valued_layout(
         return slot, threshold, np.zeros((0, 0), dtype=np.uint64)
     high_bits = np.zeros((X.shape[0], (n_two + 63) >> 6), dtype=np.uint64)
     bounds = row_chunks(X, n_threads)
-    fill = fill_high_bits_parallel if bounds.shape[0] > 2 else fill_high_bits_serial
-    fill(X, slot, high, high_bits, bounds)
+    run_concurrently([  # one call per chunk of rows, on threads
+        functools.partial(fill_high_bits, X, slot, high, high_bits, bounds[t : t + 2])
+        for t in range(bounds.shape[0] - 1)
+    ])  # fmt: skip
     return slot, threshold, high_bits

@@ -219,6 +219,15 @@ def run_concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
     return [first, *(other.result() for other in others)]
 
 
+def even_ranges(n_items: int, n_parts: int) -> list[tuple[np.int64, np.int64]]:
+    """Cut ``range(n_items)`` into ``n_parts`` contiguous ranges of about equal length.
+
+    The bounds are ``np.int64``, as the kernels that take them are compiled for.
+    """
+    bounds = [np.int64(n_items * part // n_parts) for part in range(n_parts + 1)]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
 def run_workers(worker: Callable[..., Any], n_threads: int, *args: Any) -> None:
     """Call ``worker(queue, n_threads, *args)`` on ``n_threads`` threads at once.
 

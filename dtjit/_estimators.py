@@ -27,7 +27,7 @@ from ._tree import Tree
 from .engine.criterion import POISSON_EPSILON
 from .engine.jit import CRITERION_CODES
 from .engine.sweep_categorical import MAX_CATEGORIES
-from .engine.threads import usable_threads
+from .engine.threads import resolve_n_jobs
 from .predict import partial_dependence
 from .predict import routing as _routing
 
@@ -84,7 +84,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         # (as scikit-learn's _fit calls builder.build). Input errors are raised here; the
         # engine raises only its own limits (float64 once rescaled, code widths, bins).
         self._validate_params()
-        n_threads = usable_threads(self.n_jobs)
+        n_threads = resolve_n_jobs(self.n_jobs)
         X, y, columns = self._validate_training_data(X, y, is_classifier)
         n_outputs = 1 if y.ndim == 1 else y.shape[1]
         if is_classifier:
@@ -388,7 +388,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         See :func:`dtjit.predict.routing.route`.
         """
         # Checked here even when a small X runs serially: set_params after fit is unvalidated.
-        threads = usable_threads(self.n_jobs)
+        threads = resolve_n_jobs(self.n_jobs)
         return _routing.route(self.tree_, X, payload, threads, self._categorical_column_mask())
 
     def apply(self, X: Any, check_input: bool = True) -> np.ndarray:
@@ -582,11 +582,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     class_weight : dict, list of dict or "balanced", default=None
         Weights of the classes, multiplied into ``sample_weight``.
     n_jobs : int, default=None
-        Threads for fit and predict: ``None`` means 1, ``-1`` all cores. Parallel work is
-        only started for inputs large enough to pay for it; results do not depend on it.
-        In a process forked (``multiprocessing``'s ``fork`` start method) from one where
-        numba's GNU OpenMP threads had started, which numba would terminate at its first
-        parallel region, everything runs on one thread with a ``RuntimeWarning``.
+        Threads for fit and predict: ``None`` means 1, ``-1`` all cores. Threads are only
+        used for inputs large enough to pay for them; results do not depend on them.
     ccp_alpha : float, default=0.0
         Complexity parameter of minimal cost-complexity pruning, applied after growing
         (scikit-learn's semantics): the weakest link is pruned while its effective alpha is

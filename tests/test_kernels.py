@@ -5,8 +5,7 @@
   very same trees as the compiled code (this also exercises kernel code under coverage).
 - ``NUMBA_BOUNDSCHECK=1``: fits and predictions over many parameter combinations with
   bounds checking compiled in (fresh cache directory, so no unchecked code is reused); any
-  out-of-range index raises instead of reading garbage, in the parallel kernels' loops too
-  (they compile as plain loops under that flag, ``_jit.parallel_kernel``).
+  out-of-range index raises instead of reading garbage, on threads too.
 """
 
 from __future__ import annotations
@@ -104,7 +103,7 @@ LANE_SCRIPT = textwrap.dedent(
     path = C().cost_complexity_pruning_path(X, y, w)
     out.append({"ccp_alphas": path.ccp_alphas.tolist(), "impurities": path.impurities.tolist()})
     if os.environ.get("NUMBA_BOUNDSCHECK"):
-        # Big enough for every parallel kernel (presort, sweep, partition, traversal).
+        # Big enough for every threaded step (presort, sweep, partition, traversal).
         Xb = rng.normal(size=(30_000, 8)).astype(np.float32)
         yb = (Xb[:, 0] + Xb[:, 1] > 0).astype(int)
         for est in (C(n_jobs=2, max_depth=12),
@@ -116,7 +115,7 @@ LANE_SCRIPT = textwrap.dedent(
                     C(n_jobs=2, criterion="gain_ratio", max_depth=8)):
             est.fit(Xb, yb).predict(Xb)
         C(n_jobs=2, max_depth=10).fit(Xb, np.c_[yb, Xb[:, 2] > 0])
-        # Codes in column 0, a 0/1 column 7, NaN: categorical and two-valued searches in parallel.
+        # Codes in column 0, a 0/1 column 7, NaN: categorical and two-valued searches threaded.
         Xc = Xb.copy()
         Xc[:, 0] = rng.integers(0, 12, size=len(Xc))
         Xc[:, 7] = Xb[:, 7] > 0
@@ -138,22 +137,22 @@ LANE_SCRIPT = textwrap.dedent(
 # joined it); the checks are inserted before LLVM runs.
 BOUNDS_CHECKED_LANE = {"NUMBA_BOUNDSCHECK": "1", "NUMBA_OPT": "0"}
 
-# A parallel kernel reading one element past its input inside the prange body.
+# Kernels reading one element past their input: by indexing, and through the shared best's
+# atomic accesses (``shared_best``: no numba indexing, its own checks).
 KERNEL_READING_PAST_THE_END = textwrap.dedent(
     """
-    from numba import prange
-    from dtjit.engine.jit import parallel_kernel
+    from dtjit.engine.jit import kernel
     from dtjit.engine.shared_best import new_shared_best, offer_best, read_best
 
-    @parallel_kernel
+    @kernel
     def shifted_copy(values, out):
-        for chunk in prange(out.shape[0]):
+        for chunk in range(out.shape[0]):
             out[chunk] = values[chunk + 1]
 
-    @parallel_kernel
+    @kernel
     def shifted_offer(n):
         best = new_shared_best(n)
-        for chunk in prange(n):
+        for chunk in range(n):
             offer_best(best, chunk + 1, read_best(best, chunk))
     """
 )
@@ -229,9 +228,9 @@ def test_bounds_checked_kernels(tmp_path):
     _assert_same(lane, _run_here())
 
 
-def test_bounds_checked_lane_checks_parallel_loops(tmp_path):
-    """An index past the end inside a prange body raises in the lane (numba alone drops it),
-    also through the shared best's atomic accesses (``shared_best``: no numba indexing)."""
+def test_bounds_checked_lane_raises_past_the_end(tmp_path):
+    """An index past the end raises in the lane, also through the shared best's atomic
+    accesses (``shared_best``: no numba indexing)."""
     (tmp_path / "past_the_end.py").write_text(KERNEL_READING_PAST_THE_END)
     script = textwrap.dedent(
         """

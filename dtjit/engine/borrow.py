@@ -4,13 +4,13 @@ Every time compiled code hands an array to an inlined helper, numba increments a
 decrements the array's reference count (an atomic add on its meminfo, in a runtime call).
 In a loop over thousands of small nodes that calls a few helpers with a dozen arrays each,
 those updates are a measurable part of a one-thread fit (16-21 % of a hist fit, 4-6 % of an
-exact one, measured when the serial kernels took these views). Numba's threaded loops do not
-pay them: the body of a ``prange`` receives its arrays with no meminfo, and updating a null
-meminfo is a skipped branch. :func:`borrowed` gives serial kernels the same views.
+exact one, measured when the serial kernels took these views). The body of a numba
+``prange`` does not pay them: it receives its arrays with no meminfo, and updating a null
+meminfo is a skipped branch. :func:`borrowed` gives the kernels the same views.
 
 Rules of use (``tests/test_borrow.py`` checks them on the source):
 
-- Borrow only in a kernel of its own (``kernel`` or ``parallel_kernel``), never in an inline
+- Borrow only in a kernel of its own (``kernel``), never in an inline
   helper, whose arguments are its caller's variables.
 - Borrow only the kernel's *arguments*, or parts of them (unpacked, indexed, or a named tuple's
   fields): the caller holds a reference to each for the whole call, so the memory stays alive.

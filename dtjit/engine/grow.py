@@ -20,7 +20,7 @@ are strict best-first creation order, renumbered to breadth-first order by the e
 numba compiles every branch a kernel can reach, and links every kernel a kernel calls into
 it. So the variants are chosen here, in Python, before any kernel runs: the split search
 (sweep, two-valued counts, subsets, absolute error, multi-output), serial or threaded
-kernels (threaded only for batches large enough to repay a parallel region), and the
+kernels or threads (threads only for batches large enough to repay them), and the
 optional paths inside the per-node kernels, which take True-or-None switches
 (:func:`search_switches`) that numba prunes. A fit compiles only what it runs. The records
 passed to the kernels are named tuples (``records``).

@@ -1,6 +1,6 @@
 """Decorator presets, sentinels and criterion codes shared by every kernel module.
 
-Every compiled function in dtjit is declared with :data:`kernel` or :data:`parallel_kernel`,
+Every compiled function in dtjit is declared with :data:`kernel` or :data:`inline_kernel`,
 so the flags are set in one place and a test can check them:
 
 - ``cache=True``: compiled code is written next to the module and reused by later processes.
@@ -8,44 +8,27 @@ so the flags are set in one place and a test can check them:
   kernel calls, clear ``__pycache__`` (``make clean-cache``).
 - ``fastmath=False``: missing values are NaN and the split search compares infinities,
   so the no-NaN / no-inf assumptions of fastmath would silently change results.
-- ``nogil=True``: kernels release the GIL, so a user may fit several trees from threads.
+- ``nogil=True``: kernels release the GIL, so the threads of ``n_jobs`` (``threads``) and a
+  user's own threads run them at once. No kernel is ``parallel``: ``threads`` says why.
 - ``error_model="numpy"``: division by zero gives inf/NaN like numpy instead of raising,
   which keeps the compiled loops free of Python-exception checks.
 """
 
 from __future__ import annotations
 
-import os
-
-# Threading. Numba picks its layer itself (TBB if installed, else OpenMP, else workqueue);
-# on the machines we measured it is OpenMP (libgomp). By default libgomp's worker threads
-# spin after each parallel region and compete with the main thread for the cores: on 2 vCPUs
-# a fit with n_jobs=-1 ran 1.4-3.4x *slower* than n_jobs=1 (20k-100k rows), and a
-# single-threaded predict in the same process ran 2.5x slower. With OMP_WAIT_POLICY=passive
-# the idle workers sleep and both costs disappear (fits equal within 1 %, region entry
-# ~10 us). libgomp reads the variable when numba first loads it, which happens at the first
-# parallel call, after this import. A value the user set is left alone.
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
+import numba
+import numpy as np
 
 # Both register numba:compile listeners: the collector's thresholds during a compile, and
 # the warning at the first compile of a process.
 from . import (
-    compile_gc,  # noqa: E402, F401
-    compile_notice,  # noqa: E402, F401
+    compile_gc,  # noqa: F401
+    compile_notice,  # noqa: F401
 )
 
 KERNEL_OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
 
 kernel = numba.njit(**KERNEL_OPTIONS)
-# numba drops an exception raised inside a prange body (numba issues 2811 and 9380): with
-# NUMBA_BOUNDSCHECK=1 an out-of-range index in a parallel loop reads garbage unreported. So
-# under that flag (the bounds-checked lane of tests/test_kernels.py) the parallel kernels
-# compile as plain loops, where every access is checked; their index arithmetic is the same,
-# since no kernel reads its thread's id (each prange iterates over chunks or work items).
-parallel_kernel = numba.njit(parallel=not numba.config.BOUNDSCHECK, **KERNEL_OPTIONS)
 # Small helpers called in the innermost loops. Numba does not inline a call to another
 # compiled function by itself, and a call that passes arrays pays reference-count updates:
 # measured 5x slower traversal and ~25 ns per split candidate before inlining them.
@@ -133,9 +116,9 @@ CRITERION_CODES = {
     "absolute_error": ABSOLUTE_ERROR,
 }
 
-# Work (rows x features) below which a parallel region costs more than it saves. On the
-# 2-vCPU machines we measured, entering a parallel region with numba's default OpenMP layer
-# costs microseconds when threads are hot and milliseconds when they have gone to sleep.
+# Work (rows x features) below which running a step on threads costs more than it saves:
+# handing a call to a sleeping thread and waiting for it costs tens of microseconds
+# (``threads.run_concurrently``, 2 vCPUs).
 PARALLEL_MIN_WORK = 1 << 17
 # Cells from which a single sequential pass over X (the two-valued scan and bit fill) runs
 # threaded: at a fraction of a nanosecond per cell, below this it saves well under a

@@ -8,7 +8,6 @@ from . import grow, prepare
 from .finish import finish
 from .jit import multi_output_criterion
 from .records import FitResult, FitSpec, WeightedRows
-from .threads import numba_threads
 
 SPLITTERS = ("best", "random", "hist")
 
@@ -53,8 +52,7 @@ def fit(spec: FitSpec, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) 
     if spec.splitter not in SPLITTERS:
         raise ValueError(f"FitSpec.splitter must be one of {SPLITTERS}, got {spec.splitter!r}.")
     X, rows = prepare.weighted_rows(spec, X, y, sample_weight)
-    with numba_threads(spec.n_threads):
-        built, node_bits, features_with_missing = _grow(spec, X, rows)
+    built, node_bits, features_with_missing = _grow(spec, X, rows)
     return FitResult(
         tree=finish(spec, built, node_bits, rows), features_with_missing=features_with_missing
     )

@@ -238,7 +238,7 @@ def sorted_class_codes(
     (their sweep gathers per-row codes; zeros to partition) take uint8.
     :func:`check_sorted_code_range` has checked that the codes fit. The rows of ``unsorted``
     features are left uninitialised.
-    Written on ``n_threads`` threads when the work pays for a parallel region.
+    Written on ``n_threads`` threads when the work pays for them.
     """
     if n_outputs > 1:
         return np.zeros(sorted_idx.shape, dtype=np.uint8)

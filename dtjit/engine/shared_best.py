@@ -1,16 +1,14 @@
-"""A best score per node, shared by the threads of a parallel split search.
+"""A best score per node, shared by the threads of a threaded split search.
 
 The exact Gini sweep skips, with a cheap pre-test, every cut that cannot beat the best cut
 it has scored so far. Started from the best score some *other* feature already reached in
 the same node, the pre-test turns away most cuts of the features that lose (on covtype's
 deep levels, scoring was about a third of the sweep). Features of one node are searched by
-different threads at once, so that best is shared between them::
+different threads at once, so that best is shared between them (each thread's call of
+``sweep_exact.best_splits_worker`` gets the same array)::
 
-    best = new_shared_best(n_nodes)
-    for t in prange(n_threads):
-        ...
-        known = read_best(best, k)  # search feature f of node k, skipping what cannot reach known
-        offer_best(best, k, proxy)  # what feature f reached
+    known = read_best(best, k)  # search feature f of node k, skipping what cannot reach known
+    offer_best(best, k, proxy)  # what feature f reached
 
 Why the results stay bit-identical to a serial search whatever the threads' timing: a value
 read is always a score some split of the node really reaches, so it is at most the node's

@@ -20,9 +20,8 @@ checked; the bounds-checked lane tests the row loop's index arithmetic instead) 
 LLVM would expand the intrinsics into one conditional store per lane, slower than the row
 loop. The kernels read the flag when they are compiled. Numba keys its cache on the CPU's
 name and features, so a cache built on one CPU is not loaded on another; the other
-conditions are not in the key (as ``jit.parallel_kernel``'s use of ``NUMBA_BOUNDSCHECK``
-is not): a process that sets them should have its own ``NUMBA_CACHE_DIR``, as the
-bounds-checked test lane does.
+conditions are not in the key (``NUMBA_BOUNDSCHECK`` is not either): a process that sets
+them should have its own ``NUMBA_CACHE_DIR``, as the bounds-checked test lane does.
 
 Bounds, which the caller guarantees: 16 ids, values and codes from position ``p``; the
 side-bit array (``sweep_exact.new_side_flags``) has :data:`SIDE_FLAG_PADDING` bytes after the

@@ -2075,8 +2075,8 @@ def rand_below(rng_state, n):
     Notes
     -----
     The state is an explicit array seeded from ``random_state`` in Python, so builds are
-    reproducible and independent of numba's global generator. Draws happen only in serial
-    code, never inside ``prange``.
+    reproducible and independent of numba's global generator. Draws happen only on the
+    fit's own thread, never in a threaded step.
     """
     x = rng_state[0]
     x ^= x >> np.uint64(12)

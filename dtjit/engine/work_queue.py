@@ -1,16 +1,14 @@
-"""Dynamic sharing of a parallel region's work items between its threads.
+"""Dynamic sharing of a step's work items between the threads running it.
 
-A ``prange`` over the threads with items dealt in a fixed pattern leaves a thread idle
-whenever its items happen to cost less than another's (features of unequal cost, nodes of
-unequal size). Instead every thread claims the next unclaimed item from a shared counter
-until none is left::
+Items dealt to the threads in a fixed pattern leave a thread idle whenever its items happen
+to cost less than another's (features of unequal cost, nodes of unequal size). Instead each
+thread's call of a worker kernel (``threads.run_workers``, all calls given one counter)
+claims the next unclaimed item until none is left::
 
-    queue = new_work_queue()
-    for t in prange(n_threads):
+    item = claim_item(queue)
+    while item < n_items:
+        ...  # work on item
         item = claim_item(queue)
-        while item < n_items:
-            ...  # work on item
-            item = claim_item(queue)
 
 Which thread computes an item then varies from run to run, so an item must write only its
 own part of the outputs: the results stay bit-identical to a serial loop over the items.
@@ -37,7 +35,7 @@ def _fetch_and_increment(typingctx, counter):
     def codegen(context, builder, signature, args):
         array = context.make_array(signature.args[0])(context, builder, args[0])
         # Monotonic order suffices: the counter only hands out distinct numbers, the items'
-        # data is published by the end of the parallel region (a barrier).
+        # data is published when the threads' calls end (``run_workers`` waits for them).
         return builder.atomic_rmw("add", array.data, ir.Constant(ir.IntType(64), 1), "monotonic")
 
     return types.int64(counter), codegen
@@ -45,7 +43,7 @@ def _fetch_and_increment(typingctx, counter):
 
 @inline_kernel
 def new_work_queue():
-    """Return a fresh counter for :func:`claim_item` (one per parallel region)."""
+    """Return a fresh counter for :func:`claim_item` (one per threaded step)."""
     return np.zeros(1, dtype=np.int64)
 
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-# About 16 MB of float32 per block: large enough that each parallel region has thousands
-# of rows per thread, small enough to bound the memory of a conversion.
+# About 16 MB of float32 per block: large enough that each thread gets thousands of rows
+# of it, small enough to bound the memory of a conversion.
 BLOCK_BYTES = 16 << 20
 
 # Copy-on-write maps ("c") must keep their pages: dropping them would discard the user's

@@ -22,9 +22,8 @@ from . import walk, walk_categorical
 ALLOW_NAN = True
 
 
-# Values (rows x features) from which a prediction runs threaded: below it the walk takes a
-# few milliseconds, less than waking sleeping threads for a parallel region costs (measured
-# on 2 vCPUs); and a small threaded fit then compiles no threaded walk.
+# Values (rows x features) from which a prediction runs on threads: below it the walk takes
+# a few milliseconds, and handing work to sleeping threads saves too little of that.
 PARALLEL_PREDICT_MIN_WORK = 1 << 21
 
 

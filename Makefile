@@ -11,12 +11,19 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# pip byte-compiles every installed module on one core, tests included; compileall does it
+# on every core and skips the packages' own test folders (a fresh .venv with the test extras:
+# 11.5 s + 7.9 s against 30.4 s). A module left out compiles when imported, as usual.
+BYTE_COMPILE = $(PY) -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib > /dev/null || true
+
 $(STAMP_RUN): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet --no-compile -e .
+	$(BYTE_COMPILE)
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet --no-compile -e ".[test]"
+	$(BYTE_COMPILE)
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)

@@ -30,22 +30,20 @@ demo: $(STAMP_RUN)
 	$(VENV)/bin/dtjit bench
 
 # Two workers, one test file each at a time: most of a cold run is numba compiling kernels,
-# which is single-threaded, so a second worker uses the otherwise idle core (cold cache on
-# 2 cores: 4m18, about half the serial run). Files stay whole (--dist loadfile) so module-scoped fixtures
-# and tests that look at in-process state see what they would in a serial run. Two workers
-# compiling the same kernel both write it: numba writes cache files by atomic rename, so the
-# worst a race does is drop an index entry, which costs a later process one more compile.
+# which is single-threaded, so a second worker uses the other core. Files stay whole
+# (--dist loadfile) so module-scoped fixtures and tests that look at in-process state see what
+# they would in a serial run. Two workers compiling the same kernel both write it: numba
+# writes cache files by atomic rename, so the worst a race does is drop an index entry, which
+# costs a later process one more compile.
 #
-# `dtjit compile --jobs 2` first: on a cold cache both workers compiled the same kernels at the
-# same moment (the common fit for 86 s while collecting, tests/test_predict.py fitting at
-# import). Compiled once in two processes, then tested warm: 173 s + 317 s against 589 s
-# of pytest on a fresh clone (2 vCPUs, with the bounds-checked lane's own cut, see
-# tests/test_kernels.py; 172 s + 358 s once the kernel lanes also ran categorical columns
-# and every criterion). On a warm cache the command only loads: a few seconds.
+# `dtjit compile --jobs 2` first: on a cold cache both workers would compile the common
+# kernels at the same moment (the first fits run while collecting). Compiled once in two
+# processes, then tested warm: 69 s + 232 s on a fresh clone (2 vCPUs). On a warm cache the
+# command only loads: a few seconds.
 #
 # tests/conftest.py hands out the longest files first (xdist would order them by number of
-# tests): the bounds-checked lane of tests/test_kernels.py (numba cannot cache bounds-checked
-# code, so it compiles every run) and tests/test_readme.py start at once, one per worker.
+# tests): the bounds-checked lane of tests/test_kernels.py (a cache of its own, so it
+# compiles every run) and tests/test_readme.py start at once, one per worker.
 test: $(STAMP_TEST)
 	$(VENV)/bin/dtjit compile --jobs 2
 	$(PY) -m pytest -q -n 2 --dist loadfile

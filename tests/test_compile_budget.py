@@ -32,7 +32,7 @@ from dtjit._first_use import first_uses, load_data
 BUDGETS = {
     "iris": 9,  # 7
     "regressor": 6,  # 4
-    "hist": 10,  # 8
+    "hist": 9,  # 7
     "random": 4,  # 2
     "entropy": 2,  # 0
     "gain_ratio": 3,  # 1
@@ -42,16 +42,15 @@ BUDGETS = {
     "categorical": 6,  # 4
     "multi-output": 5,  # 3
     "many-classes": 6,  # 4
-    "n_jobs": 7,  # 5
+    "n_jobs": 6,  # 4
     "pruning": 4,  # 2
     "mdlp": 3,  # 1
     "decision_path": 3,  # 1
 }
 
-# What a plain small fit must not reach (accelerators of large fits, threaded twins, other
-# searches): (module.)name fragments matched against the kernels the iris path entered.
+# What a plain small fit must not reach (accelerators of large fits, other searches):
+# (module.)name fragments matched against the kernels the iris path entered.
 NOT_FOR_A_SMALL_FIT = (
-    "_parallel",
     "dtjit.engine.sweep_two_valued.",
     "dtjit.engine.sweep_hist.",
     "dtjit.engine.sweep_categorical.",

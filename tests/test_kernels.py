@@ -166,7 +166,7 @@ def _dispatchers():
                 yield f"{module.__name__}.{name}", obj
 
 
-def test_every_kernel_is_cached_and_never_fastmath():
+def test_every_kernel_is_cached_serial_and_never_fastmath():
     found = list(_dispatchers())
     assert len({name.rsplit(".", 1)[0] for name, _ in found}) >= 15  # the kernel modules
     for name, dispatcher in found:
@@ -176,6 +176,8 @@ def test_every_kernel_is_cached_and_never_fastmath():
         ), f"{name} is not cached"
         assert dispatcher._cache.__class__.__name__ != "NullCache", f"{name} is not cached"
         assert not options.get("fastmath"), f"{name} enables fastmath"
+        # Threads run the serial kernels (``threads``): a parallel twin compiles again.
+        assert not options.get("parallel"), f"{name} is a parallel kernel"
 
 
 def _run_lane(env_extra, tmp_path, script=LANE_SCRIPT):

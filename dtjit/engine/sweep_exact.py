@@ -1462,13 +1462,11 @@ def best_splits_worker(
         nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
         sorted_code, contrib, sample_weight, xlogx, out_proxy, out_pos, out_threshold,
         out_missing, node_best))  # fmt: skip
-    n_features = sorted_idx.shape[0]
     cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
-    n_parts = cuts.shape[0] - 1
-    item = claim_item(queue)
-    while item < n_features * n_parts:
-        f, first, stop = feature_part(item, cuts)
-        item = claim_item(queue)
+    while True:
+        f, first, stop = claim_feature_part(queue, cuts, sorted_idx.shape[0])
+        if f < 0:
+            break
         idx = sorted_idx[f]
         val = sorted_val[f]
         codes = sorted_code[f]
@@ -1572,6 +1570,18 @@ def best_splits_worker(
 
 
 @inline_kernel
+def claim_feature_part(queue, cuts, n_features):
+    """Claim the next work item of ``queue``: return ``f, first, stop`` (:func:`feature_part`).
+
+    ``f`` is -1 when every item of the ``n_features`` features' parts has been claimed.
+    """
+    item = claim_item(queue)
+    if item >= n_features * (cuts.shape[0] - 1):
+        return np.int64(-1), np.int64(0), np.int64(0)
+    return feature_part(item, cuts)
+
+
+@inline_kernel
 def feature_part(item, cuts):
     """Return ``f, first, stop``: item ``item`` is feature ``f`` on batch nodes ``[first, stop)``.
 
@@ -1672,13 +1682,11 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
      sorted_val, sorted_code, upkeep, row_bits) = borrowed((
         nodes, node_start, node_end, split_feature, goes_left, flip, left_size, sorted_idx,
         sorted_val, sorted_code, upkeep, row_bits))  # fmt: skip
-    n_features = sorted_idx.shape[0]
     cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
-    n_parts = cuts.shape[0] - 1
-    item = claim_item(queue)
-    while item < n_features * n_parts:
-        f, first, stop = feature_part(item, cuts)
-        item = claim_item(queue)
+    while True:
+        f, first, stop = claim_feature_part(queue, cuts, sorted_idx.shape[0])
+        if f < 0:
+            break
         if upkeep[f] == UPKEEP_NEVER:
             continue
         idx = sorted_idx[f]

@@ -1647,7 +1647,7 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
     scratch, as before, wrote every sample twice, to both places, then the right ones a
     third time. One write per sample took 0.73-0.88x the time in isolation, 581k rows in
     segments of 50 to 20,000, and Covertype's partition about 0.82x in a profile of its
-    fit.) ``vector_blocks`` (True or None, :func:`partition_switch`): where it is True and
+    fit.) ``vector_blocks`` (True or None, :func:`partition_switches`): where it is True and
     ``simd.USE_COMPRESS`` holds (AVX-512), the whole
     blocks of 16 rows go through ``simd.partition_block`` (compress, the same result) and
     only the tail row by row: the loop 0.41-0.58x the time (Intel Xeon, with compress
@@ -1666,8 +1666,7 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
     (``sweep_absolute_error.rank_targets``, ``sweep_two_valued``); ``UPKEEP_NEVER`` nothing, for the
     features ``sweep_two_valued`` searches without their segments. The rows of ``row_bits``
     follow the ``UPKEEP_ALWAYS`` feature's positions and move with them; ``with_row_bits``
-    is None when ``row_bits`` has no column (no two-valued feature), which leaves that
-    path out of the compiled code.
+    None leaves that path out of the compiled code (:func:`partition_switches`).
     """
     # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
     owned = (
@@ -1702,7 +1701,7 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
                 continue
             flip_k = np.uint64(flip[k])
             n_left = np.uint64(left_size[k])
-            if with_row_bits is not None and upkeep[f] == UPKEEP_ALWAYS:
+            if with_row_bits is not None and row_bits.shape[1] > 0 and upkeep[f] == UPKEEP_ALWAYS:
                 partition_rows(idx, start, end, goes_left, flip_k, n_left, row_bits, scratch_bits)
             # Unsigned positions and cursors (see "Unsigned positions" in jit).
             to_left = np.uint64(0)
@@ -1738,13 +1737,18 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
     keep_alive(owned)
 
 
-def partition_switch(n_samples):
-    """Return ``vector_blocks`` of :func:`partition_worker` for a fit of ``n_samples`` rows.
+def partition_switches(n_samples, n_row_bit_columns):
+    """Return ``vector_blocks, with_row_bits`` of :func:`partition_worker` (True or None each).
 
     Vector blocks (``simd``) where the CPU has them, from ``ACCELERATE_MIN_ROWS`` rows on:
-    a smaller fit runs the row loop alone and does not compile the block path.
+    a smaller fit runs the row loop alone and does not compile the block path. The row
+    bits' path is compiled when the fit has two-valued columns, and always with the vector
+    blocks (the kernel tests for the columns at run time): a large fit compiles one
+    partition whether or not it has 0/1 columns.
     """
-    return True if USE_COMPRESS and n_samples >= ACCELERATE_MIN_ROWS else None
+    vector_blocks = USE_COMPRESS and n_samples >= ACCELERATE_MIN_ROWS
+    with_row_bits = vector_blocks or n_row_bit_columns > 0
+    return (True if vector_blocks else None), (True if with_row_bits else None)
 
 
 # Positions the partition's scratch buffers hold beyond the largest segment: the free

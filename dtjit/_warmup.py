@@ -31,11 +31,11 @@ SEED = 0
 # The family of the steps the common fit compiles (the exact builder, predict, the small
 # options): the other families compile kernels of their own and can run in other processes.
 COMMON = "common"
-# Rough CPU seconds each family's steps compile in a process of their own (numba 0.68, 2
-# cores): a family's steps on one core, plus the exact builder's shared kernels for the
-# families that fit with it again. Only to balance `dtjit compile --jobs`.
-FAMILY_COST = {COMMON: 94.0, "categorical": 32.0, "hist": 21.0, "criteria": 18.0,
-               "multi-output": 18.0, "many-classes": 17.0}  # fmt: skip
+# Seconds each family's steps took in a cold `dtjit compile --jobs 2` (numba 0.68, 2 cores):
+# what a family compiles beyond the kernels the processes share through the cache. Only to
+# balance `dtjit compile --jobs`.
+FAMILY_COST = {COMMON: 54.0, "categorical": 11.7, "hist": 11.2, "criteria": 9.6,
+               "multi-output": 8.1, "two-valued": 6.9, "many-classes": 6.7}  # fmt: skip
 # Classes of the many-classes step: past 256 the presorted class codes take two bytes.
 MANY_CLASSES = 300
 
@@ -299,7 +299,7 @@ def warm_up_steps(
         Step("regressor: fit, max_leaf_nodes, predict, apply, decision_path "
              "(serial and n_jobs=-1), partial dependence", regressor, COMMON),
         Step("classifier: a 0/1 column (two-valued search), fit + predict "
-             "(serial and n_jobs=-1)", two_valued, COMMON),
+             "(serial and n_jobs=-1)", two_valued, "two-valued"),
         Step(f"classifier: {len(X_large):,} rows (block sweeps, vector partition; serial and "
              "n_jobs=-1)", large_fits, COMMON),
         Step("classifier: NaN in X, fit + predict (each splitter)", missing_values, COMMON),

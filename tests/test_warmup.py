@@ -105,7 +105,7 @@ def test_process_shares_keep_families_whole_and_balance_them():
     assert process_shares(families, 1) == [list(range(len(families)))]
     for n in range(2, 8):
         shares = process_shares(families, n)
-        assert 2 <= len(shares) <= min(n, 6)  # the common family and 5 others
+        assert 2 <= len(shares) <= min(n, 7)  # the common family and 6 others
         assert sorted(i for share in shares for i in share) == list(range(len(families)))
         assert all(share == sorted(share) for share in shares)
         assert {families[i] for i in shares[0]} >= {COMMON}
@@ -113,10 +113,11 @@ def test_process_shares_keep_families_whole_and_balance_them():
         for k, share in enumerate(shares):
             for i in share:
                 assert homes.setdefault(families[i], k) == k, families[i]
-    # 2 processes: the hist builder and the two-byte class codes (the costliest others) are
-    # not left to wait behind the common fit.
+    # 2 processes: every other family goes beside the common fit, the costliest one (about
+    # as much as the others together), the two-valued search included.
     two = process_shares(families, 2)
-    assert {"hist", "many-classes"} <= {families[i] for i in two[1]}
+    assert {families[i] for i in two[0]} == {COMMON}
+    assert {"hist", "many-classes", "two-valued"} <= {families[i] for i in two[1]}
     with pytest.raises(ValueError, match="at least 1"):
         process_shares(families, 0)
 

@@ -62,12 +62,13 @@ def _kernel_split(
     if not is_classifier:  # the node's statistics: sum(w*y), sum(w*y*y), range of y
         total = np.array([total[0], np.sum(w * y * y), np.ptp(y)])
     one = np.zeros(1, np.int64)
-    # The builder's table of n ln n: entropy on row counts screens its cuts with it.
-    xlogx = sweep_exact.xlogx_table(len(x) if unit and criterion == "entropy" else 0)
     out_proxy, out_pos = np.empty((1, 1)), np.empty((1, 1), np.int64)
     out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)
     code_of_criterion = dtjit.engine.jit.CRITERION_CODES[criterion]
     unit_weight = unit and is_classifier
+    # The builder's table of n ln n (entropy on row counts screens its cuts with it), and so
+    # the builder's switches: a table for Gini too would switch on a sweep no fit compiles.
+    xlogx = sweep_exact.screening_table(len(x), unit_weight, code_of_criterion)
     # The switches the builder would pass for a large fit (the accelerated sweeps) with NaN.
     switches = sweep_exact.sweep_switches(
         False, True, unit_weight, code_of_criterion, n_sweep, float(w.sum()), xlogx, True

@@ -1342,7 +1342,9 @@ def sweep_switches(random_split, has_missing, unit_weight, criterion, n_sweep, r
     """
     on = lambda flag: True if flag else None  # noqa: E731
     if random_split:
-        return True, on(has_missing), None, None, None, None
+        # The random split handles NaN itself, and numba prunes the sweeps' branch, NaN
+        # passes included: with and without NaN would compile the same code twice.
+        return True, None, None, None, None, None
     entropy = criterion == ENTROPY or criterion == GAIN_RATIO
     unit_gini = accelerate and unit_weight and criterion == GINI
     unit_entropy = accelerate and unit_weight and xlogx.shape[0] > 0

@@ -411,9 +411,12 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
             best_proxy, best_cut, best_threshold = proxy, cut, threshold
             if nan_search is not None and n_missing > 0.0:
                 best_missing = 0
+                # Row counts as int64, as the exact splitter passes them (the histogram's
+                # are exact in float64): one signature of the kernel for both splitters.
                 proxy_inf = values_versus_missing_proxy(
-                    n_rows - n_missing, n_missing, weight, weight_missing, total, hist[nan_bin],
-                    n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
+                    np.int64(n_rows - n_missing), np.int64(n_missing), weight, weight_missing,
+                    total, hist[nan_bin], n_sweep, criterion, min_samples_leaf,
+                    min_weight_leaf, left,
                 )  # fmt: skip
                 if proxy_inf > best_proxy:
                     best_proxy, best_threshold = proxy_inf, np.inf

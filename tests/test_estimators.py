@@ -354,6 +354,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         from sklearn.datasets import load_iris, load_diabetes
         from dtjit import DecisionTreeClassifier, DecisionTreeRegressor
         from dtjit.engine import binning
+        from dtjit.engine import choose
         from dtjit.engine import grow
         from dtjit.predict import walk
         from dtjit.engine import sweep_exact
@@ -386,13 +387,15 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         w_ro.setflags(write=False)
         for splitter in ("best", "hist"):
             DecisionTreeRegressor(splitter=splitter, max_depth=4).fit(Xr, y_ro, w_ro)
-        modules = {{"walk": walk, "grow": grow, "binning": binning,
+        modules = {{"walk": walk, "grow": grow, "choose": choose, "binning": binning,
                     "sweep_exact": sweep_exact, "sweep_two_valued": sweep_two_valued}}
         # Trailing arguments that are switches (True or None): each value a fit uses is a
         # signature of its own, on purpose, so they are left out of the count.
         for kernel, switches in (("walk.route_rows_serial", 1),
                                  ("walk.decision_path_rows", 0),
-                                 ("grow.choose_splits", 7), ("grow.split_nodes", 2),
+                                 ("choose.count_children", 0), ("choose.sum_children", 1),
+                                 ("choose.accept_splits", 3), ("grow.mark_sides", 0),
+                                 ("grow.split_nodes", 1),
                                  ("binning.code_rows", 0), ("sweep_exact.sort_columns", 0),
                                  ("sweep_two_valued.scan_chunks", 0),
                                  ("sweep_two_valued.fill_high_bits", 0)):
@@ -407,7 +410,10 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
     assert counts == {
         "walk.route_rows_serial": 1,
         "walk.decision_path_rows": 1,
-        "grow.choose_splits": 1,
+        "choose.count_children": 1,
+        "choose.sum_children": 1,
+        "choose.accept_splits": 1,
+        "grow.mark_sides": 1,
         "grow.split_nodes": 1,
         "binning.code_rows": 1,
         "sweep_exact.sort_columns": 1,

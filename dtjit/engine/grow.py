@@ -20,10 +20,12 @@ are strict best-first creation order, renumbered to breadth-first order by the e
 numba compiles every branch a kernel can reach, and links every kernel a kernel calls into
 it. So the variants are chosen here, in Python, before any kernel runs: the split search
 (sweep, two-valued counts, subsets, absolute error, multi-output), serial or threaded
-kernels or threads (threads only for batches large enough to repay them), and the
-optional paths inside the per-node kernels, which take True-or-None switches
-(:func:`search_switches`) that numba prunes. A fit compiles only what it runs. The records
-passed to the kernels are named tuples (``records``).
+kernels or threads (threads only for batches large enough to repay them), and, per kind of
+chosen split (threshold, subset, two-valued column), the kernels that sum its children
+(``choose``) and mark its rows' sides, each called with the nodes of its kind. The few
+optional paths left inside a kernel take True-or-None switches (:func:`search_switches`)
+that numba prunes. A fit compiles only what it runs. The records passed to the kernels are
+named tuples (``records``).
 """
 
 from __future__ import annotations
@@ -35,21 +37,19 @@ from typing import NamedTuple
 import numpy as np
 
 from .borrow import borrowed, keep_alive
-from .criterion import impurity_improvement, node_impurity, poisson_loss
-from .gain_ratio import gain_ratio_feature_binned, gain_ratio_feature_presorted
+from .choose import accept_split, best_features, choose_splits, copy_bits, segment_impurity
+from .gain_ratio import gain_ratio_features_binned, gain_ratio_features_presorted
 from .jit import (
     ABSOLUTE_ERROR,
     EPSILON,
     GAIN_RATIO,
     MULTI_OUTPUT,
     PARALLEL_MIN_WORK,
-    POISSON,
     TREE_LEAF,
     TREE_UNDEFINED,
     inline_kernel,
     kernel,
 )
-from .mdlp import mdlp_accepts_split
 from .records import (
     BatchSearch,
     NodeArrays,
@@ -60,8 +60,6 @@ from .records import (
     new_splits,
 )
 from .sweep_absolute_error import (
-    MEDIAN_STAT,
-    absolute_error_of_segment,
     absolute_error_splits_worker,
     rank_targets,
 )
@@ -71,7 +69,6 @@ from .sweep_categorical import (
     mark_goes_left,
     order_bins_left_first,
     restore_bins,
-    split_segment_ids,
 )
 from .sweep_exact import (
     ACCELERATE_MIN_ROWS,
@@ -80,9 +77,7 @@ from .sweep_exact import (
     UPKEEP_NEVER,
     UPKEEP_UNLESS_CONSTANT,
     best_splits_worker,
-    copy_rows,
     count_missing,
-    count_sorted_codes,
     draw_candidate_features,
     new_side_flags,
     partition_switches,
@@ -93,7 +88,6 @@ from .sweep_exact import (
     rand_uniform,
     renumber_samples,
     screening_table,
-    segment_stats,
     set_side_flag,
     sweep_switches,
 )
@@ -112,7 +106,6 @@ from .sweep_multioutput import (
 )
 from .sweep_two_valued import (
     bits_in_row_order,
-    high_side_counts,
     mark_two_valued_sides,
     two_valued_splits_worker,
 )
@@ -193,92 +186,6 @@ def nodes_to_search(batch, nodes, rules):
     leaf = leaf_by_rules(n, nodes.weight[batch], nodes.impurity[batch], nodes.depth[batch], rules)
     searched = np.flatnonzero(~leaf).astype(np.int64)
     return searched, batch[searched]
-
-
-@inline_kernel
-def best_feature(proxies):
-    """Feature of the strictly greatest proxy (ties: the lowest index); -1 if none is finite."""
-    best_f = np.int64(-1)
-    best_proxy = NO_SPLIT
-    for f in range(proxies.shape[0]):
-        if proxies[f] > best_proxy:
-            best_proxy = proxies[f]
-            best_f = f
-    return best_f
-
-
-@inline_kernel
-def segment_impurity(
-    criterion, stats, weight, idx, start, end, y, sample_weight, absolute_error_search,
-    multi_output_search,
-):  # fmt: skip
-    """Impurity of the node holding the samples ``idx[start:end]``, with statistics ``stats``.
-
-    ``poisson`` and ``absolute_error`` read the samples (O(n) and O(n log n)); the
-    ``absolute_error`` median is written to ``stats[MEDIAN_STAT]``. The other criteria need
-    only ``stats`` (``criterion.node_impurity``). The switches: see :func:`search_switches`
-    (None leaves the median computation, or the multi-output impurity, out of the code).
-    """
-    # Targets all equal (range ``stats[2] == 0``): pure, impurity 0 as in node_impurity,
-    # whatever the rounding of y / mean or of the pinball identity (1e-16 to 6e-14 above 0,
-    # and such nodes were split with zero gain). A node of zeros keeps poisson's inf.
-    if criterion == POISSON:
-        loss = poisson_loss(idx, start, end, y, sample_weight, stats[0], weight)
-        return 0.0 if stats[2] == 0.0 and loss < np.inf else loss
-    if absolute_error_search is not None and criterion == ABSOLUTE_ERROR:
-        median, impurity = absolute_error_of_segment(idx, start, end, y, sample_weight)
-        stats[MEDIAN_STAT] = median
-        return 0.0 if stats[2] == 0.0 else impurity
-    return node_impurity(criterion, stats, weight, multi_output_search)
-
-
-@kernel
-def accept_split(
-    k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
-    weight, weight_root, min_impurity_decrease, splits, idx, start, end, y, sample_weight,
-    mdl_stop, absolute_error_search, multi_output_search,
-):  # fmt: skip
-    """Record batch node ``k``'s best split unless a stopping rule rejects it.
-
-    ``splits`` is the batch's :class:`SplitBatch`; its ``child_stats[k]`` holds the
-    children's statistics on entry. ``idx[start:pos]`` and ``idx[pos:end]`` are the
-    children's samples (read by the criteria whose impurity needs them). The children's
-    impurities and the weighted impurity decrease are computed here, and the node stays a
-    leaf (``splits.feature[k] == -1``) if ``improvement + EPSILON < min_impurity_decrease``,
-    or, with ``mdl_stop``, if the split fails Fayyad & Irani's MDLP test.
-
-    Notes
-    -----
-    A kernel, called once per split node: inlined, its impurity code was compiled again in
-    every caller.
-    """
-    child_stats = splits.child_stats
-    if mdl_stop is not None and not mdlp_accepts_split(
-        child_stats[k, 0], child_stats[k, 1], weight_left, weight_right
-    ):
-        return
-    impurity_left = segment_impurity(
-        criterion, child_stats[k, 0], weight_left, idx, start, pos, y, sample_weight,
-        absolute_error_search, multi_output_search,
-    )  # fmt: skip
-    impurity_right = segment_impurity(
-        criterion, child_stats[k, 1], weight_right, idx, pos, end, y, sample_weight,
-        absolute_error_search, multi_output_search,
-    )  # fmt: skip
-    gain = impurity_improvement(
-        impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
-    )
-    if gain + EPSILON < min_impurity_decrease:
-        return
-    splits.child_weight[k, 0] = weight_left
-    splits.child_weight[k, 1] = weight_right
-    splits.child_impurity[k, 0] = impurity_left
-    splits.child_impurity[k, 1] = impurity_right
-    splits.feature[k] = f
-    splits.pos[k] = pos
-    splits.threshold[k] = split_threshold_k
-    splits.improvement[k] = gain
-    splits.missing[k] = missing
 
 
 def hold_categorical_candidates(candidate, cat_slot, node_bits):
@@ -508,164 +415,19 @@ def evaluate_batch(batch, nodes, node_bits, fit):
     search = BatchSearch(
         searched, search_nodes, out_proxy, out_pos, out_threshold, out_missing, out_bits
     )
-    choose_splits(
-        search, nodes, sorted_idx, sorted_val, fit.sorted_code, fit.code, fit.contrib,
-        fit.sample_weight, fit.y, fit.is_regression, fit.unit_weight, fit.criterion,
-        fit.weight_root, rules.min_impurity_decrease, fit.mdl_stop, fit.cat_slot, node_bits,
-        fit.two_valued, fit.row_feature, splits, categorical_search, absolute_error_search,
-        multi_output_search, switch(high_bits.shape[1] > 0), switch(fit.criterion == GAIN_RATIO),
-        switch(fit.unit_weight and fit.criterion < MULTI_OUTPUT),
-        switch(fit.criterion in (POISSON, ABSOLUTE_ERROR)),
-    )  # fmt: skip
+    if fit.criterion == GAIN_RATIO:
+        feature = np.empty(n_searched, dtype=np.int64)
+        gain_ratio_features_presorted(search, nodes, sorted_idx, sorted_val, fit.sample_weight,
+                                      fit.unit_weight, fit.cat_slot, feature)  # fmt: skip
+    else:
+        feature = best_features(out_proxy)
+    choose_splits(search, nodes, node_bits, splits, fit, feature)
     return splits
 
 
 def switch(flag):
     """Return a kernel switch: True, or None, which numba prunes the branches of."""
     return True if flag else None
-
-
-@inline_kernel
-def copy_bits(src, dst):
-    """Copy a split row of bits: a loop, as row assignment compiles numba's shape-error text."""
-    for w in range(src.shape[0]):
-        dst[w] = src[w]
-
-
-@kernel
-def choose_splits(
-    search, nodes, sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y,
-    is_regression, unit_weight, criterion, weight_root, min_impurity_decrease, mdl_stop,
-    cat_slot, node_bits, two_valued, row_feature, splits, categorical_search,
-    absolute_error_search, multi_output_search, two_valued_search, gain_ratio_search,
-    unit_counts, child_rows_search,
-):  # fmt: skip
-    """Reduce each searched node's cuts to its best feature, and accept or refuse that split.
-
-    ``search`` is the batch's :class:`BatchSearch`, ``nodes`` the :class:`NodeArrays`,
-    ``splits`` the :class:`SplitBatch` written. Ties between features go to the lowest
-    index (strictly better wins). The children's statistics are summed here, for the
-    improvement; a subset split's row is stored in ``node_bits[node]`` and its threshold
-    is the node id.
-
-    The ``*_search`` arguments are True when the fit may use that path and None when it
-    cannot: numba removes a branch on ``switch is None`` from the specialisation, so a
-    plain fit compiles none of those paths. ``unit_counts``: the children's statistics are
-    row counts (unweighted, one output), else sums; ``child_rows_search``: the criterion's
-    impurity reads the children's rows (poisson, absolute error).
-    """
-    two_slot, _, high_bits = two_valued
-    # Uncounted views of the arguments for the loop below (``borrow``).
-    (searched, search_nodes, out_proxy, out_pos, out_threshold, out_missing, out_bits,
-     node_start, node_end, node_stats, node_weight, node_impurity_, sorted_idx, sorted_val,
-     sorted_code, code, contrib, sample_weight, y, cat_slot, node_bits, two_slot, high_bits,
-     child_stats) = borrowed((
-        search.searched, search.nodes, search.proxy, search.pos, search.threshold,
-        search.missing, search.bits, nodes.start, nodes.end, nodes.stats, nodes.weight,
-        nodes.impurity, sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y,
-        cat_slot, node_bits, two_slot, high_bits, splits.child_stats))  # fmt: skip
-    # Poisson and absolute error read the children's samples as the runs idx[start:pos] and
-    # idx[pos:end]. A split whose left child is not a prefix of the split feature's sorted
-    # segment (NaN rows sent left, or a subset split) has its children's ids copied here,
-    # left first, at the node's positions (nodes of a batch own disjoint segments).
-    child_rows = np.empty(0, dtype=np.int32)
-    for s in range(searched.shape[0]):
-        node = search_nodes[s]
-        k = searched[s]
-        start = node_start[node]
-        end = node_end[node]
-        if gain_ratio_search is not None:
-            best_f = gain_ratio_feature_presorted(
-                out_proxy[s], out_pos[s], out_missing[s], sorted_idx, sorted_val, start, end,
-                sample_weight, unit_weight, node_impurity_[node], node_weight[node], cat_slot,
-                out_bits[s],
-            )  # fmt: skip
-        else:
-            best_f = best_feature(out_proxy[s])
-        if best_f < 0:
-            continue
-        pos = out_pos[s, best_f]
-        missing = out_missing[s, best_f]
-        idx = sorted_idx[best_f]
-        rows = idx
-        if categorical_search is not None and cat_slot[best_f] >= 0:
-            # A subset split: its rows are not a prefix of the sorted segment. (NaN is one
-            # of its categories: its side is in the split row, not in out_missing.)
-            copy_bits(out_bits[s, cat_slot[best_f]], node_bits[node])
-            out_threshold[s, best_f] = node
-            left_ids, right_ids = split_segment_ids(
-                idx, sorted_val[best_f], start, end, node_bits[node]
-            )
-            n_missing_left = 0
-            weight_left = segment_stats(
-                left_ids, np.int64(0), left_ids.shape[0], np.int64(0), np.int64(0), code,
-                contrib, sample_weight, y, is_regression, child_stats[k, 0],
-            )  # fmt: skip
-            weight_right = segment_stats(
-                right_ids, np.int64(0), right_ids.shape[0], np.int64(0), np.int64(0), code,
-                contrib, sample_weight, y, is_regression, child_stats[k, 1],
-            )  # fmt: skip
-            if child_rows_search is not None:
-                if child_rows.shape[0] == 0:
-                    child_rows = np.empty(idx.shape[0], dtype=np.int32)
-                at = copy_rows(left_ids, np.int64(0), left_ids.shape[0], child_rows, start)
-                copy_rows(right_ids, np.int64(0), right_ids.shape[0], child_rows, at)
-                rows = child_rows
-        elif two_valued_search is not None and two_slot[best_f] >= 0:
-            # Its own segment is stale: the right child's class counts are read from the
-            # rows taking high, the left child's are the rest (row counts, so exact).
-            n_missing_left = 0
-            weight_right = high_side_counts(
-                sorted_code[row_feature], start, end, high_bits, two_slot[best_f],
-                child_stats[k, 1],
-            )  # fmt: skip
-            weight_left = node_weight[node] - weight_right
-            for c in range(child_stats.shape[2]):
-                child_stats[k, 0, c] = node_stats[node, c] - child_stats[k, 1, c]
-        else:
-            # The NaN rows are the tail [end_left, end); sent left, they join [start, pos).
-            n_missing_left = count_missing(sorted_val[best_f], start, end) if missing == 1 else 0
-            end_right = end - n_missing_left
-            if unit_counts is not None:
-                # Row counts: from the split feature's sorted codes, read in order (this
-                # loop is serial, and a gather per row cost a cache miss each). Only the
-                # smaller child is counted: the other's counts are the node's minus those,
-                # exact in float64 like every count, and this pass reads at most half of
-                # the segment.
-                codes = sorted_code[best_f]
-                small = 0 if pos - start + end - end_right <= end_right - pos else 1
-                if small == 0:
-                    weight_left = count_sorted_codes(codes, start, pos, end_right, end,
-                                                     child_stats[k, 0])  # fmt: skip
-                    weight_right = node_weight[node] - weight_left
-                else:
-                    weight_right = count_sorted_codes(codes, pos, end_right, end_right,
-                                                      end_right, child_stats[k, 1])  # fmt: skip
-                    weight_left = node_weight[node] - weight_right
-                for c in range(child_stats.shape[2]):
-                    child_stats[k, 1 - small, c] = node_stats[node, c] - child_stats[k, small, c]
-            else:
-                weight_left = stats_of_rows(
-                    criterion, multi_output_search, idx, start, pos, end_right, end, code,
-                    contrib, sample_weight, y, is_regression, child_stats[k, 0],
-                )  # fmt: skip
-                weight_right = stats_of_rows(
-                    criterion, multi_output_search, idx, pos, end_right, end_right, end_right,
-                    code, contrib, sample_weight, y, is_regression, child_stats[k, 1],
-                )  # fmt: skip
-            if child_rows_search is not None and n_missing_left > 0:
-                if child_rows.shape[0] == 0:
-                    child_rows = np.empty(idx.shape[0], dtype=np.int32)
-                at = copy_rows(idx, start, pos, child_rows, start)
-                at = copy_rows(idx, end_right, end, child_rows, at)
-                copy_rows(idx, pos, end_right, child_rows, at)
-                rows = child_rows
-        accept_split(
-            k, best_f, pos + n_missing_left, out_threshold[s, best_f], missing, weight_left,
-            weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
-            min_impurity_decrease, splits, rows, start, end, y, sample_weight, mdl_stop,
-            absolute_error_search, multi_output_search,
-        )  # fmt: skip
 
 
 @inline_kernel
@@ -721,27 +483,28 @@ def append_split_children(batch, splits, node_count, nodes):
 
 @kernel
 def mark_sides(
-    batch, splits, node_count, nodes, sorted_idx, sorted_val, goes_left, cleared, cat_slot,
-    node_bits, two_valued, row_feature, rules, split_nodes, split_features, flip, left_size,
-    categorical_search, two_valued_search,
+    batch, splits, node_count, nodes, sorted_idx, sorted_val, goes_left, cleared, rules,
+    marked_elsewhere, split_nodes, split_features, flip, left_size, partitioned,
 ):  # fmt: skip
     """Append the children of every split node and mark each sample's side in ``goes_left``.
 
     Fills the partition's inputs (``split_nodes``, ``split_features``, ``flip``,
     ``left_size``: one entry per node to partition) and returns ``node_count, n_split,
     max_segment, work``. ``cleared``: every flag of ``goes_left`` is 0 on entry.
+    Batch nodes with ``marked_elsewhere[k]`` (subset and two-valued splits) get their side
+    flags from :func:`mark_subset_sides` and :func:`mark_two_valued_splits`, which the
+    caller runs on those with ``partitioned[k]`` set here.
 
     A node whose two children are leaves by the rules alone (:func:`is_leaf_by_rules`: the
     last level of a ``max_depth`` tree, pure or too small children) is not partitioned: the
     children's statistics and impurities were computed from the parent's segment during the
     search, and nothing reads a leaf's segment.
     """
-    two_slot, _, high_bits = two_valued
     # Uncounted views of the arguments for the loop below (``borrow``).
-    (batch, node_start, node_end, sorted_idx, sorted_val, goes_left, cat_slot, node_bits,
-     two_slot, high_bits, split_nodes, split_features, flip, left_size) = borrowed((
-        batch, nodes.start, nodes.end, sorted_idx, sorted_val, goes_left, cat_slot, node_bits,
-        two_slot, high_bits, split_nodes, split_features, flip, left_size))  # fmt: skip
+    (batch, node_start, node_end, sorted_idx, sorted_val, goes_left, marked_elsewhere,
+     split_nodes, split_features, flip, left_size, partitioned) = borrowed((
+        batch, nodes.start, nodes.end, sorted_idx, sorted_val, goes_left, marked_elsewhere,
+        split_nodes, split_features, flip, left_size, partitioned))  # fmt: skip
     n_split = 0
     max_segment = np.int64(0)
     work = np.int64(0)
@@ -766,16 +529,10 @@ def mark_sides(
         if both_leaves:
             continue
         split_nodes[n_split] = node
-        if categorical_search is not None and cat_slot[f] >= 0:
-            # A subset split: rows go by category, and the split feature's own segment
-            # must be partitioned too (-1 matches no feature in the partition).
-            mark_goes_left(idx, sorted_val[f], start, end, node_bits[node], goes_left)
-            split_features[n_split] = -1
-        elif two_valued_search is not None and two_slot[f] >= 0:
-            # Its segment is stale: the rows come from the row feature, sides from the bits.
-            mark_two_valued_sides(
-                sorted_idx[row_feature], start, end, high_bits, two_slot[f], goes_left
-            )
+        partitioned[k] = 1
+        if marked_elsewhere[k]:
+            # Rows go by category or by the two-valued column's bits, and the split
+            # feature's own segment must be partitioned too (-1 matches no feature).
             split_features[n_split] = -1
         else:
             # The split feature is sorted with NaN last, so its first pos - start samples
@@ -808,6 +565,32 @@ def mark_sides(
     return node_count, n_split, max_segment, work
 
 
+@kernel
+def mark_subset_sides(ks, batch, splits, nodes, sorted_idx, sorted_val, node_bits, goes_left):
+    """Side flags of the rows of batch nodes ``ks``, split on categorical subsets."""
+    for i in range(ks.shape[0]):
+        k = ks[i]
+        node = batch[k]
+        f = splits.feature[k]
+        mark_goes_left(sorted_idx[f], sorted_val[f], nodes.start[node], nodes.end[node],
+                       node_bits[node], goes_left)  # fmt: skip
+
+
+@kernel
+def mark_two_valued_splits(ks, batch, splits, nodes, row_idx, two_valued, goes_left):
+    """Side flags of the rows of batch nodes ``ks``, split on two-valued columns.
+
+    Their split feature's segment is stale: the rows come from the row feature
+    (``row_idx``), the sides from the column's bits.
+    """
+    two_slot, _, high_bits = two_valued
+    for i in range(ks.shape[0]):
+        k = ks[i]
+        node = batch[k]
+        mark_two_valued_sides(row_idx, nodes.start[node], nodes.end[node], high_bits,
+                              two_slot[splits.feature[k]], goes_left)  # fmt: skip
+
+
 def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
     """Split the batch nodes that have a split; children get ids from ``node_count``.
 
@@ -822,8 +605,7 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
     (a level of a breadth-first build), not for the smaller nodes of most best-first
     steps; otherwise each flag of the segment is set.
     """
-    categorical_search = fit.switches[0]
-    two_valued_search = True if fit.two_valued[2].shape[1] > 0 else None
+    two_slot = fit.two_valued[0]
     n_batch = batch.shape[0]
     split = splits.feature >= 0
     batch_rows = int((nodes.end[batch[split]] - nodes.start[batch[split]]).sum())
@@ -834,11 +616,27 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
     split_features = np.empty(n_batch, dtype=np.int32)
     flip = np.zeros(n_batch, dtype=np.uint8)
     left_size = np.empty(n_batch, dtype=np.int64)
+    split_k = np.flatnonzero(split)
+    split_f = splits.feature[split_k]
+    subset_k = split_k[fit.cat_slot[split_f] >= 0]
+    two_valued_k = split_k[two_slot[split_f] >= 0]
+    marked_elsewhere = np.zeros(n_batch, dtype=np.uint8)
+    marked_elsewhere[subset_k] = 1
+    marked_elsewhere[two_valued_k] = 1
+    partitioned = np.zeros(n_batch, dtype=np.uint8)
     node_count, n_split, max_segment, work = mark_sides(
         batch, splits, node_count, nodes, fit.sorted_idx, fit.sorted_val, goes_left, cleared,
-        fit.cat_slot, node_bits, fit.two_valued, fit.row_feature, fit.rules, split_nodes,
-        split_features, flip, left_size, categorical_search, two_valued_search,
+        fit.rules, marked_elsewhere, split_nodes, split_features, flip, left_size, partitioned,
     )  # fmt: skip
+    subset_k = subset_k[partitioned[subset_k] == 1]
+    if subset_k.shape[0] > 0:
+        mark_subset_sides(subset_k, batch, splits, nodes, fit.sorted_idx, fit.sorted_val,
+                          node_bits, goes_left)  # fmt: skip
+    two_valued_k = two_valued_k[partitioned[two_valued_k] == 1]
+    if two_valued_k.shape[0] > 0:
+        row_idx = fit.sorted_idx[fit.row_feature]
+        mark_two_valued_splits(two_valued_k, batch, splits, nodes, row_idx, fit.two_valued,
+                               goes_left)  # fmt: skip
     if n_split > 0:
         partition_args = (
             split_nodes[:n_split], nodes.start, nodes.end, split_features[:n_split], goes_left,
@@ -1412,35 +1210,95 @@ def evaluate_batch_hist(batch, nodes, node_slot, hist_pool, node_bits, fit):
     search = BatchSearch(
         searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, out_bits
     )
+    if fit.criterion == GAIN_RATIO:
+        feature = np.empty(n_searched, dtype=np.int64)
+        gain_ratio_features_binned(search, nodes, bin_offset, fit.rows, codes, fit.sample_weight,
+                                   fit.cat_slot, fit.nan_bin, feature)  # fmt: skip
+    else:
+        feature = best_features(out_proxy)
+    todo = np.flatnonzero(feature >= 0)
+    if todo.shape[0] == 0:
+        return splits
+    f = feature[todo]
+    # Each chosen split as a cut of its feature's bins; NaN sent left: the feature's NaN
+    # bin, its last, joins the left side.
+    cut = out_cut[todo, f] - bin_offset[f]
+    nan_code = np.where(out_missing[todo, f] == 1, bin_offset[f + 1] - bin_offset[f] - 1, -1)
+    subset = np.flatnonzero(fit.cat_slot[f] >= 0)
+    inverse = np.empty((subset.shape[0], 256), dtype=np.uint8)
+    if subset.shape[0] > 0:
+        # A subset split: its categories recoded left-first, it is a cut between the two
+        # groups (its NaN bin one of them), and the codes are restored after the partition.
+        order_subsets_left_first(
+            todo[subset], subset, search, nodes, codes, fit.cat_slot, fit.nan_bin, node_bits,
+            feature, cut, nan_code, inverse,
+        )  # fmt: skip
     split_args = (
-        search, nodes, fit.rows, codes, bin_offset, fit.code, fit.contrib, fit.sample_weight,
-        fit.y, fit.position_contrib, fit.position_weight, fit.position_y, fit.is_regression,
-        fit.unit_weight, fit.criterion, fit.weight_root, rules.min_impurity_decrease, splits,
-        max_segment, fit.mdl_stop, fit.cat_slot, fit.nan_bin, node_bits,
-        fit.categorical_search, True if fit.criterion == GAIN_RATIO else None,
+        todo, feature, cut, nan_code, search, nodes, fit.rows, codes, fit.code, fit.contrib,
+        fit.sample_weight, fit.y, fit.position_contrib, fit.position_weight, fit.position_y,
+        fit.is_regression, fit.unit_weight, fit.criterion, fit.weight_root,
+        rules.min_impurity_decrease, splits, max_segment, fit.mdl_stop,
     )  # fmt: skip
-    n_chunks = max(1, min(fit.n_chunks, n_searched)) if work >= PARALLEL_MIN_WORK else 1
+    n_todo = todo.shape[0]
+    n_chunks = max(1, min(fit.n_chunks, n_todo)) if work >= PARALLEL_MIN_WORK else 1
     # Contiguous ranges of nodes on threads: every node is handled as in one serial call.
-    bounds = [np.int64(t * n_searched // n_chunks) for t in range(n_chunks + 1)]
+    bounds = [np.int64(t * n_todo // n_chunks) for t in range(n_chunks + 1)]
     run_concurrently([
         functools.partial(split_nodes, bounds[t], bounds[t + 1], *split_args)
         for t in range(n_chunks)
     ])  # fmt: skip
+    if subset.shape[0] > 0:
+        restore_subset_bins(todo[subset], search, nodes, codes, feature, inverse)
     return splits
 
 
 @kernel
-def split_nodes(
-    first, stop, search, nodes, rows, codes, bin_offset, code, contrib, sample_weight, y,
-    position_contrib, position_weight, position_y, is_regression, unit_weight, criterion,
-    weight_root, min_impurity_decrease, splits, max_segment, mdl_stop, cat_slot, nan_bin,
-    node_bits, categorical_search, gain_ratio_search,
+def order_subsets_left_first(
+    todo, at, search, nodes, codes, cat_slot, nan_bin, node_bits, feature, cut, nan_code,
+    inverse,
 ):  # fmt: skip
-    """Reduce, partition and accept the best splits of searched nodes ``first .. stop - 1``.
+    """Recode the categories of each subset split's feature left-first, in its node's rows.
+
+    For searched row ``todo[i]`` (entry ``at[i]`` of ``cut`` and ``nan_code``): stores the
+    split row in ``node_bits[node]`` and the node id as its threshold, recodes the feature
+    (``sweep_categorical.order_bins_left_first``), and writes the resulting cut, no NaN code
+    and the inverse map (``inverse[i]``) for :func:`restore_subset_bins`.
+    """
+    for i in range(todo.shape[0]):
+        s = todo[i]
+        f = feature[s]
+        node = search.nodes[s]
+        copy_bits(search.bits[s, cat_slot[f]], node_bits[node])
+        search.threshold[s, f] = node
+        cut[at[i]], row = order_bins_left_first(
+            codes, nodes.start[node], nodes.end[node], f, nan_bin[f], node_bits[node]
+        )
+        nan_code[at[i]] = -1
+        for b in range(256):
+            inverse[i, b] = row[b]
+
+
+@kernel
+def restore_subset_bins(todo, search, nodes, codes, feature, inverse):
+    """Undo :func:`order_subsets_left_first` in the (now partitioned) nodes."""
+    for i in range(todo.shape[0]):
+        s = todo[i]
+        node = search.nodes[s]
+        restore_bins(codes, nodes.start[node], nodes.end[node], feature[s], inverse[i])
+
+
+@kernel
+def split_nodes(
+    first, stop, todo, feature, cut, nan_code, search, nodes, rows, codes, code, contrib,
+    sample_weight, y, position_contrib, position_weight, position_y, is_regression,
+    unit_weight, criterion, weight_root, min_impurity_decrease, splits, max_segment, mdl_stop,
+):  # fmt: skip
+    """Partition and accept the chosen splits of searched rows ``todo[first:stop]``.
 
     ``search`` is the batch's :class:`BatchSearch` (its ``pos`` are bin cuts), ``nodes``
-    the :class:`NodeArrays`, ``splits`` the :class:`SplitBatch` written; the switches are
-    those of :func:`choose_splits`.
+    the :class:`NodeArrays`, ``splits`` the :class:`SplitBatch` written. Entry ``i`` of
+    ``cut`` and ``nan_code`` is row ``todo[i]``'s split: rows whose code is at most ``cut``,
+    or is ``nan_code``, go left (subset splits are recoded to such a cut beforehand).
 
     Notes
     -----
@@ -1448,14 +1306,13 @@ def split_nodes(
     ``searched[s]`` of the split record, so disjoint node ranges may run concurrently.
     """
     # Uncounted views of the arguments for the loops below (``borrow``).
-    (searched, search_nodes, out_proxy, out_cut, out_threshold, out_missing, out_bits,
-     node_start, node_end, node_weight, node_impurity_, rows, codes, bin_offset, code, contrib,
-     sample_weight, y, position_contrib, position_weight, position_y, cat_slot, nan_bin,
-     node_bits, child_stats) = borrowed((
-        search.searched, search.nodes, search.proxy, search.pos, search.threshold,
-        search.missing, search.bits, nodes.start, nodes.end, nodes.weight, nodes.impurity,
-        rows, codes, bin_offset, code, contrib, sample_weight, y, position_contrib,
-        position_weight, position_y, cat_slot, nan_bin, node_bits,
+    (todo, feature, cut, nan_code, searched, search_nodes, out_threshold, out_missing,
+     node_start, node_end, node_weight, node_impurity_, rows, codes, code, contrib,
+     sample_weight, y, position_contrib, position_weight, position_y,
+     child_stats) = borrowed((
+        todo, feature, cut, nan_code, search.searched, search.nodes, search.threshold,
+        search.missing, nodes.start, nodes.end, nodes.weight, nodes.impurity, rows, codes,
+        code, contrib, sample_weight, y, position_contrib, position_weight, position_y,
         splits.child_stats))  # fmt: skip
     # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
     owned = (
@@ -1465,47 +1322,20 @@ def split_nodes(
         np.empty((0 if unit_weight else max_segment, 3), dtype=np.float64),
     )
     scratch_rows, scratch_codes, scratch_code, scratch_stats = borrowed(owned)
-    inverse = np.zeros(256, dtype=np.uint8)  # set by each subset split before use
-    for s in range(first, stop):
+    for i in range(first, stop):
+        s = todo[i]
+        best_f = feature[s]
         node = search_nodes[s]
         k = searched[s]
-        if gain_ratio_search is not None:
-            best_f = gain_ratio_feature_binned(
-                out_proxy[s], out_cut[s], out_missing[s], bin_offset, rows, codes,
-                node_start[node], node_end[node], sample_weight, node_impurity_[node],
-                node_weight[node], cat_slot, nan_bin, out_bits[s],
-            )  # fmt: skip
-        else:
-            best_f = best_feature(out_proxy[s])
-        if best_f < 0:
-            continue
-        missing = out_missing[s, best_f]
-        cut = out_cut[s, best_f] - bin_offset[best_f]
-        # NaN sent left: the feature's NaN bin, its last, joins the left side.
-        nan_code = bin_offset[best_f + 1] - bin_offset[best_f] - 1 if missing == 1 else -1
-        is_subset = categorical_search is not None and cat_slot[best_f] >= 0
-        if is_subset:
-            # A subset split: recode the categories left-first, partition on the cut
-            # between the two groups, then restore the codes. Its NaN bin is one of the
-            # recoded categories, so no separate NaN code.
-            copy_bits(out_bits[s, cat_slot[best_f]], node_bits[node])
-            out_threshold[s, best_f] = node
-            cut, inverse = order_bins_left_first(
-                codes, node_start[node], node_end[node], best_f, nan_bin[best_f],
-                node_bits[node],
-            )  # fmt: skip
-            nan_code = -1
         pos, weight_left, weight_right = partition_rows(
-            rows, node_start[node], node_end[node], codes, best_f, cut, nan_code, code,
+            rows, node_start[node], node_end[node], codes, best_f, cut[i], nan_code[i], code,
             position_contrib, position_weight, position_y, is_regression, unit_weight,
             scratch_rows, scratch_codes, scratch_code, scratch_stats, child_stats[k, 0],
             child_stats[k, 1],
         )  # fmt: skip
-        if is_subset:
-            restore_bins(codes, node_start[node], node_end[node], best_f, inverse)
         accept_split(
-            k, best_f, pos, out_threshold[s, best_f], missing, weight_left, weight_right,
-            criterion, node_impurity_[node], node_weight[node], weight_root,
+            k, best_f, pos, out_threshold[s, best_f], out_missing[s, best_f], weight_left,
+            weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
             min_impurity_decrease, splits, rows, node_start[node], node_end[node], y,
             sample_weight, mdl_stop, None, None,
         )  # fmt: skip

@@ -203,7 +203,7 @@ def tied_run(hist, first_bin, n_bins, listed, n_listed, j, bin_min, bin_max, n_s
     return run_class, weight_run, n_run
 
 
-@inline_kernel
+@kernel
 def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
                total, weight, n_rows, n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
                min_weight_leaf, missing_bin, left):  # fmt: skip
@@ -399,8 +399,9 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
         if n_missing == n_rows:
             return NO_SPLIT, -1, 0.0, -1  # all NaN in this node: nothing to split
     best_proxy, best_cut, best_threshold, best_missing = NO_SPLIT, -1, 0.0, -1
-    # One call site of the inlined sweep (see sweep_exact.best_splits_worker): run once
-    # without NaN rows, twice with them (NaN bin right, then left).
+    # One call of the sweep, run once without NaN rows, twice with them (NaN bin right, then
+    # left). The sweep is a kernel of its own: inlined, it was compiled again into the NaN
+    # variant of this kernel.
     for nan_pass in range(2 if n_missing > 0.0 else 1):
         proxy, cut, threshold = sweep_bins(
             hist, first_bin, n_values, listed, n_listed, bin_min, bin_max, has_near_ties,

@@ -80,7 +80,6 @@ from .sweep_exact import (
     count_missing,
     draw_candidate_features,
     new_side_flags,
-    partition_switches,
     partition_worker,
     presorted_constant_features,
     raise_side_flags,
@@ -90,6 +89,7 @@ from .sweep_exact import (
     screening_table,
     set_side_flag,
     sweep_switches,
+    vector_blocks_switch,
 )
 from .sweep_hist import (
     build_histograms_worker,
@@ -642,7 +642,7 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
             split_nodes[:n_split], nodes.start, nodes.end, split_features[:n_split], goes_left,
             flip[:n_split], left_size[:n_split], fit.sorted_idx, fit.sorted_val,
             fit.sorted_code, fit.upkeep, fit.two_valued[2], max_segment,
-            *partition_switches(fit.sorted_idx.shape[1], fit.two_valued[2].shape[1]),
+            vector_blocks_switch(fit.sorted_idx.shape[1]),
         )  # fmt: skip
         n_threads = threads_for(fit, work * fit.sorted_idx.shape[0])
         run_workers(partition_worker, n_threads, *partition_args)

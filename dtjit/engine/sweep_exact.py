@@ -1626,7 +1626,7 @@ def parts_of_batch(nodes, node_start, node_end, n_parts):
 @kernel
 def partition_worker(queue, n_threads, nodes, node_start, node_end, split_feature, goes_left,
                      flip, left_size, sorted_idx, sorted_val, sorted_code, upkeep, row_bits,
-                     max_segment, vector_blocks, with_row_bits):  # fmt: skip
+                     max_segment, vector_blocks):  # fmt: skip
     """One thread's share of the stable partition of the split nodes' segments into left | right.
 
     Called on ``n_threads`` threads at once (``threads.run_workers``); the work items are
@@ -1670,8 +1670,9 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
     constant, for the feature whose segments are read as the nodes' row sets
     (``sweep_absolute_error.rank_targets``, ``sweep_two_valued``); ``UPKEEP_NEVER`` nothing, for the
     features ``sweep_two_valued`` searches without their segments. The rows of ``row_bits``
-    follow the ``UPKEEP_ALWAYS`` feature's positions and move with them; ``with_row_bits``
-    None leaves that path out of the compiled code (:func:`partition_switches`).
+    follow the ``UPKEEP_ALWAYS`` feature's positions and move with them. That path is
+    compiled into every specialisation and taken where ``row_bits`` has columns: as a switch
+    it was a specialisation of its own (about 1.3 s of CPU) for about 0.4 s of code.
     """
     # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
     owned = (
@@ -1706,7 +1707,7 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
                 continue
             flip_k = np.uint64(flip[k])
             n_left = np.uint64(left_size[k])
-            if with_row_bits is not None and row_bits.shape[1] > 0 and upkeep[f] == UPKEEP_ALWAYS:
+            if row_bits.shape[1] > 0 and upkeep[f] == UPKEEP_ALWAYS:
                 partition_rows(idx, start, end, goes_left, flip_k, n_left, row_bits, scratch_bits)
             # Unsigned positions and cursors (see "Unsigned positions" in jit).
             to_left = np.uint64(0)
@@ -1742,18 +1743,13 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
     keep_alive(owned)
 
 
-def partition_switches(n_samples, n_row_bit_columns):
-    """Return ``vector_blocks, with_row_bits`` of :func:`partition_worker` (True or None each).
+def vector_blocks_switch(n_samples):
+    """Return ``vector_blocks`` of :func:`partition_worker`: True or None.
 
     Vector blocks (``simd``) where the CPU has them, from ``ACCELERATE_MIN_ROWS`` rows on:
-    a smaller fit runs the row loop alone and does not compile the block path. The row
-    bits' path is compiled when the fit has two-valued columns, and always with the vector
-    blocks (the kernel tests for the columns at run time): a large fit compiles one
-    partition whether or not it has 0/1 columns.
+    a smaller fit runs the row loop alone and does not compile the block path.
     """
-    vector_blocks = USE_COMPRESS and n_samples >= ACCELERATE_MIN_ROWS
-    with_row_bits = vector_blocks or n_row_bit_columns > 0
-    return (True if vector_blocks else None), (True if with_row_bits else None)
+    return True if USE_COMPRESS and n_samples >= ACCELERATE_MIN_ROWS else None
 
 
 # Positions the partition's scratch buffers hold beyond the largest segment: the free

@@ -107,13 +107,10 @@ def count_children(todo, search, nodes, sorted_val, sorted_code, splits, chosen)
         n_missing_left = count_missing(sorted_val[f], start, end) if out_missing[s, f] == 1 else 0
         end_right = end - n_missing_left
         codes = sorted_code[f]
+        # One call site of the inlined count: the smaller child's runs of positions.
         small = 0 if pos - start + end - end_right <= end_right - pos else 1
-        if small == 0:
-            counted = count_sorted_codes(codes, start, pos, end_right, end, child_stats[k, 0])
-        else:
-            counted = count_sorted_codes(
-                codes, pos, end_right, end_right, end_right, child_stats[k, 1]
-            )
+        first, stop, extra_start = (start, pos, end_right) if small == 0 else (pos, end_right, end)
+        counted = count_sorted_codes(codes, first, stop, extra_start, end, child_stats[k, small])
         for c in range(child_stats.shape[2]):
             child_stats[k, 1 - small, c] = node_stats[node, c] - child_stats[k, small, c]
         weight_left[s] = counted if small == 0 else node_weight[node] - counted

@@ -79,6 +79,28 @@ def new_chosen(feature: np.ndarray, n_samples: int, criterion: int) -> ChosenSpl
     )  # fmt: skip
 
 
+@inline_kernel
+def todo_entry(i, todo, feature, search_nodes, searched, node_start, node_end):
+    """Return ``s, f, node, k, start, end`` of entry ``i`` of ``todo``.
+
+    The searched row, its chosen feature, the node id, its batch position and its segment.
+    """
+    s = todo[i]
+    node = search_nodes[s]
+    return s, feature[s], node, searched[s], node_start[node], node_end[node]
+
+
+@inline_kernel
+def threshold_cut(s, f, out_pos, out_missing, sorted_val, start, end):
+    """Return ``pos, n_missing_left, end_right`` of searched row ``s``'s threshold on ``f``.
+
+    The NaN rows are the segment's tail ``[end_right, end)``; sent left
+    (``out_missing[s, f] == 1``), they join ``[start, pos)``.
+    """
+    n_missing_left = count_missing(sorted_val[f], start, end) if out_missing[s, f] == 1 else 0
+    return out_pos[s, f], n_missing_left, end - n_missing_left
+
+
 @kernel
 def count_children(todo, search, nodes, sorted_val, sorted_code, splits, chosen):
     """Children's class counts of threshold splits, unweighted and with one output.
@@ -96,16 +118,11 @@ def count_children(todo, search, nodes, sorted_val, sorted_code, splits, chosen)
         nodes.end, nodes.stats, nodes.weight, sorted_val, sorted_code, splits.child_stats,
         chosen.feature, chosen.pos, chosen.weight_left, chosen.weight_right))  # fmt: skip
     for i in range(todo.shape[0]):
-        s = todo[i]
-        f = feature[s]
-        node = search_nodes[s]
-        k = searched[s]
-        start = node_start[node]
-        end = node_end[node]
-        pos = out_pos[s, f]
-        # The NaN rows are the tail [end_right, end); sent left, they join [start, pos).
-        n_missing_left = count_missing(sorted_val[f], start, end) if out_missing[s, f] == 1 else 0
-        end_right = end - n_missing_left
+        s, f, node, k, start, end = todo_entry(
+            i, todo, feature, search_nodes, searched, node_start, node_end
+        )
+        pos, n_missing_left, end_right = threshold_cut(s, f, out_pos, out_missing, sorted_val,
+                                                       start, end)  # fmt: skip
         codes = sorted_code[f]
         # One call site of the inlined count: the smaller child's runs of positions.
         small = 0 if pos - start + end - end_right <= end_right - pos else 1
@@ -137,16 +154,12 @@ def sum_children(
         chosen.feature, chosen.pos, chosen.weight_left, chosen.weight_right, chosen.own_rows,
         chosen.child_rows))  # fmt: skip
     for i in range(todo.shape[0]):
-        s = todo[i]
-        f = feature[s]
-        node = search_nodes[s]
-        k = searched[s]
-        start = node_start[node]
-        end = node_end[node]
-        pos = out_pos[s, f]
+        s, f, node, k, start, end = todo_entry(
+            i, todo, feature, search_nodes, searched, node_start, node_end
+        )
+        pos, n_missing_left, end_right = threshold_cut(s, f, out_pos, out_missing, sorted_val,
+                                                       start, end)  # fmt: skip
         idx = sorted_idx[f]
-        n_missing_left = count_missing(sorted_val[f], start, end) if out_missing[s, f] == 1 else 0
-        end_right = end - n_missing_left
         weight_left[s] = stats_of_rows(
             criterion, multi_output_search, idx, start, pos, end_right, end, code, contrib,
             sample_weight, y, is_regression, child_stats[k, 0],
@@ -191,12 +204,9 @@ def subset_children(
         chosen.weight_left, chosen.weight_right, chosen.own_rows,
         chosen.child_rows))  # fmt: skip
     for i in range(todo.shape[0]):
-        s = todo[i]
-        f = feature[s]
-        node = search_nodes[s]
-        k = searched[s]
-        start = node_start[node]
-        end = node_end[node]
+        s, f, node, k, start, end = todo_entry(
+            i, todo, feature, search_nodes, searched, node_start, node_end
+        )
         copy_bits(out_bits[s, cat_slot[f]], node_bits[node])
         out_threshold[s, f] = node
         left_ids, right_ids = split_segment_ids(
@@ -234,12 +244,11 @@ def two_valued_children(todo, search, nodes, row_codes, two_valued, splits, chos
         nodes.weight, row_codes, two_slot, high_bits, splits.child_stats, chosen.feature,
         chosen.pos, chosen.weight_left, chosen.weight_right))  # fmt: skip
     for i in range(todo.shape[0]):
-        s = todo[i]
-        f = feature[s]
-        node = search_nodes[s]
-        k = searched[s]
+        s, f, node, k, start, end = todo_entry(
+            i, todo, feature, search_nodes, searched, node_start, node_end
+        )
         weight_right[s] = high_side_counts(
-            row_codes, node_start[node], node_end[node], high_bits, two_slot[f],
+            row_codes, start, end, high_bits, two_slot[f],
             child_stats[k, 1],
         )  # fmt: skip
         weight_left[s] = node_weight[node] - weight_right[s]
@@ -341,14 +350,14 @@ def accept_splits(
         chosen.weight_left, chosen.weight_right, chosen.own_rows,
         chosen.child_rows))  # fmt: skip
     for i in range(todo.shape[0]):
-        s = todo[i]
-        f = feature[s]
-        node = search_nodes[s]
+        s, f, node, k, start, end = todo_entry(
+            i, todo, feature, search_nodes, searched, node_start, node_end
+        )
         rows = child_rows if own_rows[s] else sorted_idx[f]
         accept_split(
-            searched[s], f, pos_of[s], out_threshold[s, f], out_missing[s, f], weight_left[s],
+            k, f, pos_of[s], out_threshold[s, f], out_missing[s, f], weight_left[s],
             weight_right[s], criterion, node_impurity_[node], node_weight[node], weight_root,
-            min_impurity_decrease, splits, rows, node_start[node], node_end[node], y,
+            min_impurity_decrease, splits, rows, start, end, y,
             sample_weight, mdl_stop, absolute_error_search, multi_output_search,
         )  # fmt: skip
 

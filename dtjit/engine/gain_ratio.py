@@ -92,84 +92,103 @@ def gain_ratio_feature(proxies, left_weights, impurity, weight, average):
     return best_f
 
 
+@inline_kernel
+def gain_ratio_feature_presorted(proxies, positions, missing, sorted_idx, sorted_val, start, end,
+                                 sample_weight, unit_weight, impurity, weight, cat_slot,
+                                 split_rows, left_weights):  # fmt: skip
+    """:func:`gain_ratio_feature` for the exact and random splitters.
+
+    ``positions[f]`` is the first non-missing position of feature ``f``'s right child in the
+    node's segment ``[start, end)``; ``missing[f] == 1`` when the node's NaN rows, the tail
+    of the segment, go left. The left weight is summed in the sweep's order. A categorical
+    feature (``cat_slot[f] >= 0``) sends left the rows its split row
+    ``split_rows[cat_slot[f]]`` selects.
+
+    ``left_weights`` is scratch of one entry per feature.
+    """
+    average = average_gain(proxies, impurity, weight)
+    left_weights[:] = 0.0
+    for f in range(proxies.shape[0]):
+        if qualifies(proxies[f], impurity, weight, average):
+            if cat_slot[f] >= 0:
+                left_weights[f] = subset_left_weight_presorted(
+                    sorted_idx[f], sorted_val[f], start, end, split_rows[cat_slot[f]],
+                    sample_weight,
+                )  # fmt: skip
+                continue
+            tail = count_missing(sorted_val[f], start, end) if missing[f] == 1 else 0
+            if unit_weight:
+                left_weights[f] = positions[f] - start + tail
+            else:
+                for p in range(start, positions[f]):
+                    left_weights[f] += sample_weight[sorted_idx[f, p]]
+                for p in range(end - tail, end):
+                    left_weights[f] += sample_weight[sorted_idx[f, p]]
+    return gain_ratio_feature(proxies, left_weights, impurity, weight, average)
+
+
+@inline_kernel
+def gain_ratio_feature_binned(proxies, cuts, missing, bin_offset, rows, codes, start, end,
+                              sample_weight, impurity, weight, cat_slot, nan_bin,
+                              split_rows, left_weights):  # fmt: skip
+    """:func:`gain_ratio_feature` for the histogram splitter.
+
+    ``cuts[f]`` is the last (flat) bin of feature ``f``'s left side, and ``missing[f] == 1``
+    when its NaN bin (the feature's last) goes left too; the left weight is summed over the
+    node's rows ``start .. end - 1`` on that side. A categorical feature's left side is the
+    one its split row ``split_rows[cat_slot[f]]`` selects (``nan_bin[f]``: its NaN bin).
+    ``left_weights`` is scratch of one entry per feature.
+    """
+    average = average_gain(proxies, impurity, weight)
+    left_weights[:] = 0.0
+    for f in range(proxies.shape[0]):
+        if qualifies(proxies[f], impurity, weight, average):
+            if cat_slot[f] >= 0:
+                left_weights[f] = subset_left_weight_binned(
+                    rows, codes, f, start, end, nan_bin[f], split_rows[cat_slot[f]],
+                    sample_weight,
+                )  # fmt: skip
+                continue
+            cut = cuts[f] - bin_offset[f]
+            nan_code = bin_offset[f + 1] - bin_offset[f] - 1 if missing[f] == 1 else -1
+            for p in range(start, end):
+                if codes[p, f] <= cut or codes[p, f] == nan_code:
+                    left_weights[f] += sample_weight[rows[p]]
+    return gain_ratio_feature(proxies, left_weights, impurity, weight, average)
+
+
 @kernel
 def gain_ratio_features_presorted(search, nodes, sorted_idx, sorted_val, sample_weight,
                                   unit_weight, cat_slot, feature):  # fmt: skip
-    """:func:`gain_ratio_feature` of every searched node, for the exact and random splitters.
+    """:func:`gain_ratio_feature_presorted` of every searched node; writes ``feature[s]``.
 
-    ``search`` is the batch's ``records.BatchSearch``: ``search.pos[s, f]`` is the first
-    non-missing position of feature ``f``'s right child in node ``search.nodes[s]``'s segment
-    ``[start, end)``; ``search.missing[s, f] == 1`` when the node's NaN rows, the tail of the
-    segment, go left. The left weight is summed in the sweep's order. A categorical feature
-    (``cat_slot[f] >= 0``) sends left the rows its split row ``search.bits[s, cat_slot[f]]``
-    selects. Writes each node's feature (-1: none) to ``feature[s]``.
-
-    A kernel of its own (called once per level, and only for ``gain_ratio``), so no other
-    fit compiles it.
+    ``search`` is the batch's ``records.BatchSearch`` (its ``pos``, ``missing`` and ``bits``
+    rows are the per-node arguments), ``nodes`` the ``records.NodeArrays``. A kernel of its
+    own, called once per level and only for ``gain_ratio``, so no other fit compiles it.
     """
     left_weights = np.empty(sorted_idx.shape[0], dtype=np.float64)
     for s in range(search.nodes.shape[0]):
         node = search.nodes[s]
-        proxies = search.proxy[s]
-        positions = search.pos[s]
-        start = nodes.start[node]
-        end = nodes.end[node]
-        impurity = nodes.impurity[node]
-        weight = nodes.weight[node]
-        average = average_gain(proxies, impurity, weight)
-        left_weights[:] = 0.0
-        for f in range(proxies.shape[0]):
-            if qualifies(proxies[f], impurity, weight, average):
-                if cat_slot[f] >= 0:
-                    left_weights[f] = subset_left_weight_presorted(
-                        sorted_idx[f], sorted_val[f], start, end, search.bits[s, cat_slot[f]],
-                        sample_weight,
-                    )  # fmt: skip
-                    continue
-                tail = count_missing(sorted_val[f], start, end) if search.missing[s, f] == 1 else 0
-                if unit_weight:
-                    left_weights[f] = positions[f] - start + tail
-                else:
-                    for p in range(start, positions[f]):
-                        left_weights[f] += sample_weight[sorted_idx[f, p]]
-                    for p in range(end - tail, end):
-                        left_weights[f] += sample_weight[sorted_idx[f, p]]
-        feature[s] = gain_ratio_feature(proxies, left_weights, impurity, weight, average)
+        feature[s] = gain_ratio_feature_presorted(
+            search.proxy[s], search.pos[s], search.missing[s], sorted_idx, sorted_val,
+            nodes.start[node], nodes.end[node], sample_weight, unit_weight,
+            nodes.impurity[node], nodes.weight[node], cat_slot, search.bits[s], left_weights,
+        )  # fmt: skip
 
 
 @kernel
 def gain_ratio_features_binned(search, nodes, bin_offset, rows, codes, sample_weight, cat_slot,
                                nan_bin, feature):  # fmt: skip
-    """:func:`gain_ratio_feature` of every searched node, for the histogram splitter.
+    """:func:`gain_ratio_feature_binned` of every searched node; writes ``feature[s]``.
 
-    ``search.pos[s, f]`` is the last (flat) bin of feature ``f``'s left side, and
-    ``search.missing[s, f] == 1`` when its NaN bin (the feature's last) goes left too; the left
-    weight is summed over the node's rows ``start .. end - 1`` on that side. A categorical
-    feature's left side is the one its split row ``search.bits[s, cat_slot[f]]`` selects
-    (``nan_bin[f]``: its NaN bin). Writes each node's feature (-1: none) to ``feature[s]``.
+    As :func:`gain_ratio_features_presorted`, for the histogram splitter (``search.pos``
+    holds bin cuts).
     """
     left_weights = np.empty(codes.shape[1], dtype=np.float64)
     for s in range(search.nodes.shape[0]):
         node = search.nodes[s]
-        proxies = search.proxy[s]
-        start = nodes.start[node]
-        end = nodes.end[node]
-        impurity = nodes.impurity[node]
-        weight = nodes.weight[node]
-        average = average_gain(proxies, impurity, weight)
-        left_weights[:] = 0.0
-        for f in range(proxies.shape[0]):
-            if qualifies(proxies[f], impurity, weight, average):
-                if cat_slot[f] >= 0:
-                    left_weights[f] = subset_left_weight_binned(
-                        rows, codes, f, start, end, nan_bin[f], search.bits[s, cat_slot[f]],
-                        sample_weight,
-                    )  # fmt: skip
-                    continue
-                cut = search.pos[s, f] - bin_offset[f]
-                n_bins = bin_offset[f + 1] - bin_offset[f]
-                nan_code = n_bins - 1 if search.missing[s, f] == 1 else -1
-                for p in range(start, end):
-                    if codes[p, f] <= cut or codes[p, f] == nan_code:
-                        left_weights[f] += sample_weight[rows[p]]
-        feature[s] = gain_ratio_feature(proxies, left_weights, impurity, weight, average)
+        feature[s] = gain_ratio_feature_binned(
+            search.proxy[s], search.pos[s], search.missing[s], bin_offset, rows, codes,
+            nodes.start[node], nodes.end[node], sample_weight, nodes.impurity[node],
+            nodes.weight[node], cat_slot, nan_bin, search.bits[s], left_weights,
+        )  # fmt: skip

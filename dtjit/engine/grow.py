@@ -89,7 +89,7 @@ from .sweep_exact import (
     screening_table,
     set_side_flag,
     sweep_switches,
-    vector_blocks_switch,
+    use_vector_blocks,
 )
 from .sweep_hist import (
     build_histograms_worker,
@@ -642,7 +642,7 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
             split_nodes[:n_split], nodes.start, nodes.end, split_features[:n_split], goes_left,
             flip[:n_split], left_size[:n_split], fit.sorted_idx, fit.sorted_val,
             fit.sorted_code, fit.upkeep, fit.two_valued[2], max_segment,
-            vector_blocks_switch(fit.sorted_idx.shape[1]),
+            use_vector_blocks(fit.sorted_idx.shape[1]),
         )  # fmt: skip
         n_threads = threads_for(fit, work * fit.sorted_idx.shape[0])
         run_workers(partition_worker, n_threads, *partition_args)

@@ -1652,7 +1652,7 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
     scratch, as before, wrote every sample twice, to both places, then the right ones a
     third time. One write per sample took 0.73-0.88x the time in isolation, 581k rows in
     segments of 50 to 20,000, and Covertype's partition about 0.82x in a profile of its
-    fit.) ``vector_blocks`` (True or None, :func:`partition_switches`): where it is True and
+    fit.) ``vector_blocks`` (:func:`use_vector_blocks`): where it is true and
     ``simd.USE_COMPRESS`` holds (AVX-512), the whole
     blocks of 16 rows go through ``simd.partition_block`` (compress, the same result) and
     only the tail row by row: the loop 0.41-0.58x the time (Intel Xeon, with compress
@@ -1714,7 +1714,7 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
             right_part = n_left + np.uint64(STORE_SLACK)
             to_right = right_part
             first = np.uint64(start)
-            if vector_blocks is not None and USE_COMPRESS:
+            if USE_COMPRESS and vector_blocks:
                 # 16 rows at a time with compress (``simd``), the same order and result.
                 while first + np.uint64(BLOCK) <= np.uint64(end):
                     n_block_left = partition_block(
@@ -1743,13 +1743,15 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
     keep_alive(owned)
 
 
-def vector_blocks_switch(n_samples):
-    """Return ``vector_blocks`` of :func:`partition_worker`: True or None.
+def use_vector_blocks(n_samples):
+    """Return ``vector_blocks`` of :func:`partition_worker`: a plain bool.
 
-    Vector blocks (``simd``) where the CPU has them, from ``ACCELERATE_MIN_ROWS`` rows on:
-    a smaller fit runs the row loop alone and does not compile the block path.
+    Vector blocks (``simd``) from ``ACCELERATE_MIN_ROWS`` rows on; a smaller fit runs the
+    row loop alone. A run-time test, not a switch: the block loop adds little to the kernel
+    (where ``simd.USE_COMPRESS`` is false numba leaves it out), and as a switch it was a
+    specialisation of its own.
     """
-    return True if USE_COMPRESS and n_samples >= ACCELERATE_MIN_ROWS else None
+    return bool(n_samples >= ACCELERATE_MIN_ROWS)
 
 
 # Positions the partition's scratch buffers hold beyond the largest segment: the free

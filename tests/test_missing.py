@@ -66,13 +66,11 @@ def _kernel_split(
     out_threshold, out_missing = np.empty((1, 1)), np.empty((1, 1), np.int8)
     code_of_criterion = dtjit.engine.jit.CRITERION_CODES[criterion]
     unit_weight = unit and is_classifier
-    # The builder's table of n ln n (entropy on row counts screens its cuts with it), and so
-    # the builder's switches: a table for Gini too would switch on a sweep no fit compiles.
+    # The builder's table of n ln n (entropy on row counts screens its cuts with it): the
+    # kernel takes the screened entropy sweep wherever it has a table, Gini or not.
     xlogx = sweep_exact.screening_table(len(x), unit_weight, code_of_criterion)
     # The switches the builder would pass for a large fit (the accelerated sweeps) with NaN.
-    switches = sweep_exact.sweep_switches(
-        False, True, unit_weight, code_of_criterion, n_sweep, float(w.sum()), xlogx, True
-    )
+    switches = sweep_exact.sweep_switches(False, True, True)
     sweep_exact.best_splits_worker(
         np.zeros(1, np.int64), np.int64(1), one, np.ones((1, 1), np.uint8), one,
         np.array([len(x)]), total[None, :], np.array([w.sum()]), sorted_idx, sorted_val, codes,

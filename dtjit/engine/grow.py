@@ -748,10 +748,7 @@ def build(spec, rows, columns, criterion, switches):
         bool(is_regression), int(n_sweep), int(criterion), rules, int(max_features),
         float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(random_split),
         switch(mdl_stop), cat_slot, two_valued, row_feature, upkeep, switches,
-        sweep_switches(
-            random_split, has_missing, unit_weight, criterion, n_sweep, weight_root, xlogx,
-            accelerate,
-        ),
+        sweep_switches(random_split, has_missing, accelerate),
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0

@@ -1322,16 +1322,15 @@ def random_split_in_segment(
 ACCELERATE_MIN_ROWS = 1 << 16
 
 
-def sweep_switches(random_split, has_missing, unit_weight, criterion, n_sweep, root_weight,
-                   xlogx, accelerate):  # fmt: skip
+def sweep_switches(random_split, has_missing, accelerate):
     """Return which sweeps of :func:`best_splits_worker` a fit can reach (its switches).
 
-    Each is True or None. Every node of the fit takes one of the switched-on sweeps: the
-    unit Gini sweep serves every node when the root's row count is below
-    ``EXACT_SQUARES_LIMIT`` (a node weighs at most the root), the screened entropy sweep
-    every node of an unweighted entropy fit with a table, and the general sweep the rest
-    (and the nodes the weighted entropy sweep turns away). Without ``accelerate`` (a fit
-    below ``ACCELERATE_MIN_ROWS`` rows) every node takes the general sweep.
+    Each is True or None. Without ``accelerate`` (a fit below ``ACCELERATE_MIN_ROWS`` rows)
+    every node takes the general sweep. With it, every sweep is switched on and the kernel
+    picks one per node at run time, by the criterion, the weights and the node's weight (see
+    the kernel): one specialisation serves every large fit. One per criterion family, each
+    with its sweeps inlined, compiled as much again as the sweeps themselves, and the
+    general and weighted entropy sweeps are kernels that the variants share.
 
     Returns
     -------
@@ -1339,22 +1338,13 @@ def sweep_switches(random_split, has_missing, unit_weight, criterion, n_sweep, r
         ``random_search, nan_search, unit_gini_search, unit_entropy_search,
         weighted_entropy_search, general_search``.
     """
-    on = lambda flag: True if flag else None  # noqa: E731
     if random_split:
         # The random split handles NaN itself, and numba prunes the sweeps' branch, NaN
         # passes included: with and without NaN would compile the same code twice.
         return True, None, None, None, None, None
-    entropy = criterion == ENTROPY or criterion == GAIN_RATIO
-    unit_gini = accelerate and unit_weight and criterion == GINI
-    unit_entropy = accelerate and unit_weight and xlogx.shape[0] > 0
-    weighted_entropy = (
-        accelerate
-        and not unit_weight
-        and entropy
-        and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
-    )
-    general = not ((unit_gini and root_weight < EXACT_SQUARES_LIMIT) or unit_entropy)
-    return None, on(has_missing), on(unit_gini), on(unit_entropy), on(weighted_entropy), on(general)
+    nan_search = True if has_missing else None
+    accelerated = True if accelerate else None
+    return None, nan_search, accelerated, accelerated, accelerated, True
 
 
 @kernel

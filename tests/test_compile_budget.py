@@ -37,10 +37,10 @@ BUDGETS = {
     "entropy": 2,  # 0
     "gain_ratio": 3,  # 1
     "poisson": 2,  # 0
-    "absolute_error": 6,  # 4
+    "absolute_error": 7,  # 5
     "nan": 3,  # 1
     "categorical": 5,  # 3
-    "multi-output": 6,  # 4
+    "multi-output": 8,  # 6
     "many-classes": 6,  # 4
     "n_jobs": 6,  # 4
     "pruning": 4,  # 2

@@ -38,6 +38,7 @@ import numpy as np
 
 from .borrow import borrowed, keep_alive
 from .choose import accept_split, best_features, choose_splits, copy_bits, segment_impurity
+from .criterion import multi_output_impurity, n_outputs_of
 from .gain_ratio import gain_ratio_features_binned, gain_ratio_features_presorted
 from .jit import (
     ABSOLUTE_ERROR,
@@ -60,6 +61,8 @@ from .records import (
     new_splits,
 )
 from .sweep_absolute_error import (
+    MEDIAN_STAT,
+    absolute_error_of_segment,
     absolute_error_splits_worker,
     rank_targets,
 )
@@ -87,6 +90,7 @@ from .sweep_exact import (
     rand_uniform,
     renumber_samples,
     screening_table,
+    segment_stats,
     set_side_flag,
     sweep_switches,
     use_vector_blocks,
@@ -101,8 +105,8 @@ from .sweep_hist import (
     sweep_worker,
 )
 from .sweep_multioutput import (
+    multi_output_segment_stats,
     multi_output_splits_worker,
-    stats_of_rows,
 )
 from .sweep_two_valued import (
     bits_in_row_order,
@@ -732,7 +736,7 @@ def build(spec, rows, columns, criterion, switches):
     node_bits = np.zeros((capacity, n_words + 1), dtype=np.uint64)
     weight_root = init_root(
         nodes, sorted_idx[row_feature], code, contrib, sample_weight, y, is_regression,
-        criterion, absolute_error_search, multi_output_search,
+        criterion, (absolute_error_search, multi_output_search),
     )  # fmt: skip
     # Entropy and gain ratio on row counts screen their cuts with a table of n ln n (an
     # accelerator: large fits only).
@@ -802,33 +806,63 @@ def segment_upkeep(two_slot):
     return row_feature, upkeep
 
 
-@kernel
-def init_root(
-    nodes, root_idx, code, contrib, sample_weight, y, is_regression, criterion,
-    absolute_error_search, multi_output_search,
-):  # fmt: skip
+def init_root(nodes, root_idx, code, contrib, sample_weight, y, is_regression, criterion,
+              switches):  # fmt: skip
     """Make node 0 of ``nodes`` the root over all samples ``root_idx``; returns its weight.
 
-    The switches are those of :func:`search_switches`.
+    ``switches`` are the absolute-error and multi-output ones of :func:`search_switches`.
+    The root holds every sample, so its statistics are summed in id order, reading code,
+    contrib and weight in order instead of gathering them through the presorted ids. Id
+    order is also the order scikit-learn sums the root in, which matters to weighted fits'
+    rounding.
+
+    Notes
+    -----
+    The absolute-error and multi-output fits compute the root with the kernels their
+    searches compile anyway, called from here; the other fits with :func:`root_statistics`,
+    one specialisation for all of them. (One kernel with the switches compiled one per
+    combination.)
     """
+    absolute_error_search, multi_output_search = switches
     n_samples = root_idx.shape[0]
     nodes.end[0] = n_samples
-    # The root holds every sample, so its statistics are summed in id order, reading code,
-    # contrib and weight in order instead of gathering them through the presorted ids. Id
-    # order is also the order scikit-learn sums the root in, which matters to weighted
-    # fits' rounding.
-    ids = np.empty(n_samples, dtype=np.int32)
-    for i in range(n_samples):
-        ids[i] = i
-    nodes.weight[0] = stats_of_rows(
-        criterion, multi_output_search, ids, np.int64(0), n_samples, np.int64(0),
-        np.int64(0), code, contrib, sample_weight, y, is_regression, nodes.stats[0],
-    )  # fmt: skip
-    nodes.impurity[0] = segment_impurity(
-        criterion, nodes.stats[0], nodes.weight[0], root_idx, np.int64(0), n_samples, y,
-        sample_weight, absolute_error_search, multi_output_search,
-    )  # fmt: skip
-    return nodes.weight[0]
+    ids = np.arange(n_samples, dtype=np.int32)
+    zero, end = np.int64(0), np.int64(n_samples)
+    stats = nodes.stats[0]
+    if multi_output_search is not None:
+        weight = multi_output_segment_stats(
+            ids, zero, end, zero, zero, code, contrib, sample_weight, y, is_regression,
+            n_outputs_of(criterion), stats,
+        )  # fmt: skip
+        impurity = multi_output_impurity(criterion, stats, weight)
+    elif absolute_error_search is not None:
+        weight = segment_stats(ids, zero, end, zero, zero, code, contrib, sample_weight, y,
+                               is_regression, stats)  # fmt: skip
+        median, impurity = absolute_error_of_segment(root_idx, zero, end, y, sample_weight)
+        stats[MEDIAN_STAT] = median
+        if stats[2] == 0.0:  # every target equal: pure (see choose.segment_impurity)
+            impurity = 0.0
+    else:
+        weight, impurity = root_statistics(ids, root_idx, code, contrib, sample_weight, y,
+                                           is_regression, criterion, stats)  # fmt: skip
+    nodes.weight[0] = weight
+    nodes.impurity[0] = impurity
+    return float(weight)
+
+
+@kernel
+def root_statistics(ids, root_idx, code, contrib, sample_weight, y, is_regression, criterion,
+                    stats):  # fmt: skip
+    """Fill the root's ``stats`` (``ids``: 0 .. n - 1); return its weight and impurity.
+
+    For every criterion but absolute error and the multi-output ones (:func:`init_root`).
+    """
+    end = np.int64(ids.shape[0])
+    weight = segment_stats(ids, np.int64(0), end, np.int64(0), np.int64(0), code, contrib,
+                           sample_weight, y, is_regression, stats)  # fmt: skip
+    impurity = segment_impurity(criterion, stats, weight, root_idx, np.int64(0), end, y,
+                                sample_weight, None, None)  # fmt: skip
+    return weight, impurity
 
 
 # Most nodes one best-first step expands (see ``Frontier``); 1 grows strictly one node per
@@ -1497,7 +1531,7 @@ def build_hist(spec, rows, columns, criterion, categorical_search):
     rows = np.arange(n_samples, dtype=np.int32)
     # No absolute_error or multi-output search in the histogram splitter.
     weight_root = init_root(
-        nodes, rows, code, contrib, sample_weight, y, is_regression, criterion, None, None
+        nodes, rows, code, contrib, sample_weight, y, is_regression, criterion, (None, None)
     )
     # From here on indexed by position, like codes (partitioned); rows is still 0 .. n - 1
     # here. Unweighted classification reads none of contrib, weight and target by position.

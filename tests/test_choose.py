@@ -285,7 +285,30 @@ def half_poisson_deviance(rows, stats, weight, targets):
     return float(np.sum(w[positive] * y[positive] * np.log(y[positive] / mean)) / np.sum(w))
 
 
-IMPURITY = {GINI: gini, ENTROPY: entropy, SQUARED_ERROR: variance, POISSON: half_poisson_deviance}
+def weighted_median(rows, targets):
+    """scikit-learn's weighted median: the first value (in stable target order) whose
+    cumulative weight passes half the total; the mean of it and the one before when the
+    weight before it is exactly half.
+    """
+    y, w = targets.y[rows], targets.sample_weight[rows]
+    order = np.argsort(y, kind="stable")
+    half, before = 0.5 * float(np.sum(w)), 0.0
+    for r, j in enumerate(order):
+        if before + w[j] > half:
+            return (y[order[r - 1]] + y[j]) / 2 if r > 0 and before == half else y[j]
+        before += w[j]
+    return y[order[-1]]
+
+
+def absolute_deviation(rows, stats, weight, targets):
+    y, w = targets.y[rows], targets.sample_weight[rows]
+    if np.all(y == y[0]):
+        return 0.0
+    return float(np.sum(w * np.abs(y - weighted_median(rows, targets))) / np.sum(w))
+
+
+IMPURITY = {GINI: gini, ENTROPY: entropy, SQUARED_ERROR: variance, POISSON: half_poisson_deviance,
+            ABSOLUTE_ERROR: absolute_deviation}  # fmt: skip
 
 
 def weighted_impurity_decrease(parent, left, right, weight_left, weight_right, weight_root):
@@ -601,6 +624,7 @@ def reference_splits(problem, targets, nodes, search, feature, criterion, weight
         ("weighted", ENTROPY),
         ("regression", SQUARED_ERROR),
         ("poisson", POISSON),  # NaN-left children read from chosen.child_rows
+        ("absolute_error", ABSOLUTE_ERROR),  # impurities from optional_children_impurity
     ],
     ids=criterion_id,
 )
@@ -619,11 +643,19 @@ def test_accept_splits_matches_reference(seed, task, criterion):
         splits = records.new_splits(splits.feature.shape[0], targets.n_stats)
         chosen = choose.new_chosen(chosen.feature, problem.X.shape[0], criterion)
         todo = run_threshold_children(problem, targets, nodes, search, splits, chosen, criterion)
+        given = choose.NO_IMPURITIES
+        if criterion == ABSOLUTE_ERROR:  # the builder's pass for it, then the given impurities
+            given = np.full((chosen.feature.shape[0], 2), np.nan)
+            choose.optional_children_impurity(
+                todo, search, nodes, problem.sorted_idx, targets.y, targets.sample_weight,
+                criterion, splits, chosen, given, True, None,
+            )  # fmt: skip
         choose.accept_splits(
             todo, search, nodes, problem.sorted_idx, targets.y, targets.sample_weight,
-            criterion, weight_root, float(min_impurity_decrease), splits, chosen, None, None,
-            None,
+            criterion, weight_root, float(min_impurity_decrease), splits, chosen, given, None,
         )  # fmt: skip
+        # The absolute error is summed by scikit-learn's pinball identity, not term by term.
+        rtol = 1e-9 if criterion == ABSOLUTE_ERROR else 1e-12
         accepted = np.zeros(splits.feature.shape[0], dtype=bool)
         for s, (imp_l, imp_r, gain, w_l, w_r, pos) in expected.items():
             k, f = search.searched[s], chosen.feature[s]
@@ -631,8 +663,14 @@ def test_accept_splits_matches_reference(seed, task, criterion):
                 continue
             accepted[k] = True
             assert splits.feature[k] == f
-            np.testing.assert_allclose(splits.child_impurity[k], [imp_l, imp_r], rtol=1e-12)
-            np.testing.assert_allclose(splits.improvement[k], gain, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(splits.child_impurity[k], [imp_l, imp_r], rtol=rtol)
+            np.testing.assert_allclose(splits.improvement[k], gain, rtol=rtol, atol=1e-15)
+            if criterion == ABSOLUTE_ERROR:  # each child's median, kept in its statistics
+                left, right, _ = threshold_children(problem, s, f, search.pos[s, f],
+                                                    search.missing[s, f])  # fmt: skip
+                for side, rows in enumerate((left, right)):
+                    median = splits.child_stats[k, side, MEDIAN_STAT]
+                    assert median == weighted_median(rows, targets)
             np.testing.assert_array_equal(splits.child_weight[k], [w_l, w_r])
             assert splits.pos[k] == pos
             assert splits.threshold[k] == search.threshold[s, f]

@@ -394,7 +394,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
         for kernel, switches in (("walk.route_rows_serial", 1),
                                  ("walk.decision_path_rows", 0),
                                  ("choose.count_children", 0), ("choose.sum_children", 1),
-                                 ("choose.accept_splits", 3), ("grow.mark_sides", 0),
+                                 ("choose.accept_splits", 1), ("grow.mark_sides", 0),
                                  ("grow.split_nodes", 1),
                                  ("binning.code_rows", 0), ("sweep_exact.sort_columns", 0),
                                  ("sweep_two_valued.scan_chunks", 0),

@@ -283,38 +283,75 @@ def segment_impurity(
 
 
 @kernel
+def children_impurity(criterion, child_stats, weight_left, weight_right, idx, start, pos, end, y,
+                      sample_weight):  # fmt: skip
+    """Return the impurities of a split's two children (plain criteria).
+
+    Every criterion but absolute error and the multi-output ones
+    (:func:`optional_children_impurity` has those). ``child_stats`` is the split's
+    ``(2, n_stats)`` statistics; ``idx[start:pos]`` and ``idx[pos:end]`` are the children's
+    samples (read by poisson only).
+    """
+    impurity_left = segment_impurity(criterion, child_stats[0], weight_left, idx, start, pos, y,
+                                     sample_weight, None, None)  # fmt: skip
+    impurity_right = segment_impurity(criterion, child_stats[1], weight_right, idx, pos, end, y,
+                                      sample_weight, None, None)  # fmt: skip
+    return impurity_left, impurity_right
+
+
+@inline_kernel
+def split_rows_of(s, f, own_rows, child_rows, sorted_idx):
+    """Return searched row ``s``'s children's sample ids: its own copy, or the sorted segment."""
+    return child_rows if own_rows[s] else sorted_idx[f]
+
+
+@kernel
+def optional_children_impurity(
+    todo, search, nodes, sorted_idx, y, sample_weight, criterion, splits, chosen, out,
+    absolute_error_search, multi_output_search,
+):  # fmt: skip
+    """Children's impurities of the chosen splits of absolute-error or multi-output fits.
+
+    Writes ``out[s, 0]`` and ``out[s, 1]`` for each searched row of ``todo`` (the
+    absolute-error median goes to the children's ``MEDIAN_STAT`` statistic). A kernel of
+    those fits only, one per switch: :func:`children_impurity` serves the others.
+    """
+    (todo, searched, search_nodes, node_start, node_end, sorted_idx, feature, pos_of,
+     weight_left, weight_right, own_rows, child_rows, child_stats) = borrowed((
+        todo, search.searched, search.nodes, nodes.start, nodes.end, sorted_idx,
+        chosen.feature, chosen.pos, chosen.weight_left, chosen.weight_right, chosen.own_rows,
+        chosen.child_rows, splits.child_stats))  # fmt: skip
+    for i in range(todo.shape[0]):
+        s, f, node, k, start, end = todo_entry(
+            i, todo, feature, search_nodes, searched, node_start, node_end
+        )
+        rows = split_rows_of(s, f, own_rows, child_rows, sorted_idx)
+        for side in range(2):
+            out[s, side] = segment_impurity(
+                criterion, child_stats[k, side], weight_left[s] if side == 0 else weight_right[s],
+                rows, start if side == 0 else pos_of[s], pos_of[s] if side == 0 else end, y,
+                sample_weight, absolute_error_search, multi_output_search,
+            )  # fmt: skip
+
+
+@inline_kernel
 def accept_split(
-    k, f, pos, split_threshold_k, missing, weight_left, weight_right, criterion, impurity,
-    weight, weight_root, min_impurity_decrease, splits, idx, start, end, y, sample_weight,
-    mdl_stop, absolute_error_search, multi_output_search,
+    k, f, pos, split_threshold_k, missing, weight_left, weight_right, impurity_left,
+    impurity_right, impurity, weight, weight_root, min_impurity_decrease, splits, mdl_stop,
 ):  # fmt: skip
     """Record batch node ``k``'s best split unless a stopping rule rejects it.
 
     ``splits`` is the batch's :class:`SplitBatch`; its ``child_stats[k]`` holds the
-    children's statistics on entry. ``idx[start:pos]`` and ``idx[pos:end]`` are the
-    children's samples (read by the criteria whose impurity needs them). The children's
-    impurities and the weighted impurity decrease are computed here, and the node stays a
-    leaf (``splits.feature[k] == -1``) if ``improvement + EPSILON < min_impurity_decrease``,
-    or, with ``mdl_stop``, if the split fails Fayyad & Irani's MDLP test.
-
-    Notes
-    -----
-    A kernel, called once per split node: inlined, its impurity code was compiled again in
-    every caller.
+    children's statistics on entry, and the children's impurities are given. The node
+    stays a leaf (``splits.feature[k] == -1``) if ``improvement + EPSILON <
+    min_impurity_decrease``, or, with ``mdl_stop``, if the split fails Fayyad & Irani's MDLP
+    test.
     """
     child_stats = splits.child_stats
     if mdl_stop is not None and not mdlp_accepts_split(
         child_stats[k, 0], child_stats[k, 1], weight_left, weight_right
     ):
         return
-    impurity_left = segment_impurity(
-        criterion, child_stats[k, 0], weight_left, idx, start, pos, y, sample_weight,
-        absolute_error_search, multi_output_search,
-    )  # fmt: skip
-    impurity_right = segment_impurity(
-        criterion, child_stats[k, 1], weight_right, idx, pos, end, y, sample_weight,
-        absolute_error_search, multi_output_search,
-    )  # fmt: skip
     gain = impurity_improvement(
         impurity, impurity_left, impurity_right, weight_left, weight_right, weight, weight_root
     )
@@ -334,32 +371,43 @@ def accept_split(
 @kernel
 def accept_splits(
     todo, search, nodes, sorted_idx, y, sample_weight, criterion, weight_root,
-    min_impurity_decrease, splits, chosen, mdl_stop, absolute_error_search,
-    multi_output_search,
+    min_impurity_decrease, splits, chosen, given_impurity, mdl_stop,
 ):  # fmt: skip
     """:func:`accept_split` for the chosen split of every searched row of ``todo``.
 
-    A child's rows are the split feature's sorted segment, or ``chosen.child_rows`` where the
-    kind kernel copied them (``own_rows``).
+    The children's impurities are ``given_impurity[s]`` when it has rows (absolute-error
+    and multi-output fits, :func:`optional_children_impurity`), else computed here by
+    :func:`children_impurity`. A child's rows are the split feature's sorted segment, or
+    ``chosen.child_rows`` where the kind kernel copied them (``own_rows``).
     """
     (todo, searched, search_nodes, out_threshold, out_missing, node_start, node_end,
      node_weight, node_impurity_, sorted_idx, feature, pos_of, weight_left, weight_right,
-     own_rows, child_rows) = borrowed((
+     own_rows, child_rows, child_stats) = borrowed((
         todo, search.searched, search.nodes, search.threshold, search.missing, nodes.start,
         nodes.end, nodes.weight, nodes.impurity, sorted_idx, chosen.feature, chosen.pos,
-        chosen.weight_left, chosen.weight_right, chosen.own_rows,
-        chosen.child_rows))  # fmt: skip
+        chosen.weight_left, chosen.weight_right, chosen.own_rows, chosen.child_rows,
+        splits.child_stats))  # fmt: skip
     for i in range(todo.shape[0]):
         s, f, node, k, start, end = todo_entry(
             i, todo, feature, search_nodes, searched, node_start, node_end
         )
-        rows = child_rows if own_rows[s] else sorted_idx[f]
+        if given_impurity.shape[0] > 0:
+            impurity_left, impurity_right = given_impurity[s, 0], given_impurity[s, 1]
+        else:
+            impurity_left, impurity_right = children_impurity(
+                criterion, child_stats[k], weight_left[s], weight_right[s],
+                split_rows_of(s, f, own_rows, child_rows, sorted_idx), start, pos_of[s], end, y,
+                sample_weight,
+            )  # fmt: skip
         accept_split(
             k, f, pos_of[s], out_threshold[s, f], out_missing[s, f], weight_left[s],
-            weight_right[s], criterion, node_impurity_[node], node_weight[node], weight_root,
-            min_impurity_decrease, splits, rows, start, end, y,
-            sample_weight, mdl_stop, absolute_error_search, multi_output_search,
+            weight_right[s], impurity_left, impurity_right, node_impurity_[node],
+            node_weight[node], weight_root, min_impurity_decrease, splits, mdl_stop,
         )  # fmt: skip
+
+
+# No given impurities: :func:`accept_splits` computes them (:func:`children_impurity`).
+NO_IMPURITIES = np.zeros((0, 2))
 
 
 def choose_splits(search, nodes, node_bits, splits, fit, feature):
@@ -405,9 +453,16 @@ def choose_splits(search, nodes, node_bits, splits, fit, feature):
         two_valued_children(todo[two_valued], search, nodes, fit.sorted_code[fit.row_feature],
                             fit.two_valued, splits, chosen)  # fmt: skip
     _, absolute_error_search, multi_output_search = fit.switches
+    given_impurity = NO_IMPURITIES
+    if absolute_error_search is not None or multi_output_search is not None:
+        given_impurity = np.empty((feature.shape[0], 2))
+        optional_children_impurity(
+            todo, search, nodes, fit.sorted_idx, fit.y, fit.sample_weight, fit.criterion,
+            splits, chosen, given_impurity, absolute_error_search, multi_output_search,
+        )  # fmt: skip
     accept_splits(
         todo, search, nodes, fit.sorted_idx, fit.y, fit.sample_weight, fit.criterion,
-        fit.weight_root, fit.rules.min_impurity_decrease, splits, chosen, fit.mdl_stop,
-        absolute_error_search, multi_output_search,
+        fit.weight_root, fit.rules.min_impurity_decrease, splits, chosen, given_impurity,
+        fit.mdl_stop,
     )  # fmt: skip
 

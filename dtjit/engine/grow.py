@@ -37,7 +37,14 @@ from typing import NamedTuple
 import numpy as np
 
 from .borrow import borrowed, keep_alive
-from .choose import accept_split, best_features, choose_splits, copy_bits, segment_impurity
+from .choose import (
+    accept_split,
+    best_features,
+    children_impurity,
+    choose_splits,
+    copy_bits,
+    segment_impurity,
+)
 from .criterion import multi_output_impurity, n_outputs_of
 from .gain_ratio import gain_ratio_features_binned, gain_ratio_features_presorted
 from .jit import (
@@ -1364,11 +1371,14 @@ def split_nodes(
             scratch_rows, scratch_codes, scratch_code, scratch_stats, child_stats[k, 0],
             child_stats[k, 1],
         )  # fmt: skip
+        impurity_left, impurity_right = children_impurity(
+            criterion, child_stats[k], weight_left, weight_right, rows, node_start[node], pos,
+            node_end[node], y, sample_weight,
+        )  # fmt: skip
         accept_split(
             k, best_f, pos, out_threshold[s, best_f], out_missing[s, best_f], weight_left,
-            weight_right, criterion, node_impurity_[node], node_weight[node], weight_root,
-            min_impurity_decrease, splits, rows, node_start[node], node_end[node], y,
-            sample_weight, mdl_stop, None, None,
+            weight_right, impurity_left, impurity_right, node_impurity_[node],
+            node_weight[node], weight_root, min_impurity_decrease, splits, mdl_stop,
         )  # fmt: skip
     keep_alive(owned)
 

@@ -115,7 +115,7 @@ def test_partition_worker_against_numpy(n_threads):
         ends.astype(np.int64), np.full(len(nodes), -1, np.int32), flags, flip, left_size,
         sorted_idx, sorted_val, sorted_code,
         np.full(n_features, sweep_exact.UPKEEP_ALWAYS, np.uint8), np.empty((n, 0), np.uint64),
-        np.int64((ends - starts).max()), True, None,
+        np.int64((ends - starts).max()), True,
     )  # fmt: skip
     for want, got in zip(expected, (sorted_idx, sorted_val, sorted_code), strict=True):
         np.testing.assert_array_equal(got, want)

@@ -103,7 +103,11 @@ LANE_SCRIPT = textwrap.dedent(
     path = C().cost_complexity_pruning_path(X, y, w)
     out.append({"ccp_alphas": path.ccp_alphas.tolist(), "impurities": path.impurities.tolist()})
     if os.environ.get("NUMBA_BOUNDSCHECK"):
-        # Big enough for every threaded step (presort, sweep, partition, traversal).
+        # Big enough for every threaded step (presort, sweep, partition). The depth limits
+        # keep the levels that run threaded and a few serial ones below them (the deeper
+        # levels hold less than PARALLEL_MIN_WORK and run the serial steps again); the
+        # histogram fits' sweeps of nodes without a stored histogram run threaded only
+        # from about depth 7, so the categorical one goes to 10.
         Xb = rng.normal(size=(30_000, 8)).astype(np.float32)
         yb = (Xb[:, 0] + Xb[:, 1] > 0).astype(int)
         for est in (C(n_jobs=2, max_depth=12),
@@ -111,17 +115,18 @@ LANE_SCRIPT = textwrap.dedent(
                     C(n_jobs=2, splitter="random"),
                     C(n_jobs=2, splitter="hist"),
                     R(n_jobs=2, splitter="hist", max_leaf_nodes=300),
-                    R(n_jobs=2, criterion="absolute_error", max_depth=6),
+                    R(n_jobs=2, criterion="absolute_error", max_depth=3),
                     C(n_jobs=2, criterion="gain_ratio", max_depth=8)):
             est.fit(Xb, yb).predict(Xb)
-        C(n_jobs=2, max_depth=10).fit(Xb, np.c_[yb, Xb[:, 2] > 0])
-        # Codes in column 0, a 0/1 column 7, NaN: categorical and two-valued searches threaded.
+        C(n_jobs=2, max_depth=4).fit(Xb, np.c_[yb, Xb[:, 2] > 0])
+        # Codes in column 0, a 0/1 column 7, NaN.
         Xc = Xb.copy()
         Xc[:, 0] = rng.integers(0, 12, size=len(Xc))
         Xc[:, 7] = Xb[:, 7] > 0
         Xc[rng.random(Xc.shape) < 0.02] = np.nan
-        for splitter in ("best", "hist"):
-            C(n_jobs=2, splitter=splitter, categorical_features=[0]).fit(Xc, yb).predict(Xc)
+        for splitter, depth in (("best", 6), ("hist", 10)):
+            model = C(n_jobs=2, splitter=splitter, categorical_features=[0], max_depth=depth)
+            model.fit(Xc, yb).predict(Xc)
         # Above the binning sample size: the sampled path and its full-column fall-back.
         Xs = rng.integers(0, 6, size=(210_000, 2)).astype(np.float32)
         Xs[:2, 0] = 2.5

@@ -162,6 +162,29 @@ KERNEL_READING_PAST_THE_END = textwrap.dedent(
     """
 )
 
+# The bounds-checked lane's process first calls them (from its folder): each must raise,
+# and their messages go to past_the_end.json, before LANE_SCRIPT runs in the same process.
+PAST_THE_END_CHECK = textwrap.dedent(
+    """
+    import json
+    import numpy as np
+    import past_the_end
+    errors = []
+    for call in (
+        lambda: past_the_end.shifted_copy(np.zeros(4), np.zeros(4)),
+        lambda: past_the_end.shifted_offer(4),
+    ):
+        try:
+            call()
+        except IndexError as error:
+            errors.append(str(error))
+        else:
+            errors.append("no error")
+    with open("past_the_end.json", "w") as file:
+        json.dump(errors, file)
+    """
+)
+
 
 def _dispatchers():
     for module in KERNEL_MODULES:
@@ -185,10 +208,10 @@ def test_every_kernel_is_cached_serial_and_never_fastmath():
         assert not options.get("parallel"), f"{name} is a parallel kernel"
 
 
-def _run_lane(env_extra, tmp_path, script=LANE_SCRIPT):
-    """Run ``script`` in a fresh interpreter with ``env_extra`` set; return its JSON output."""
+def _start_lane(env_extra, tmp_path, script=LANE_SCRIPT):
+    """Run ``script`` in a fresh interpreter with ``env_extra`` set, in ``tmp_path``."""
     env = {**os.environ, **env_extra}
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", script],
         env=env,
         capture_output=True,
@@ -196,8 +219,30 @@ def _run_lane(env_extra, tmp_path, script=LANE_SCRIPT):
         timeout=600,
         cwd=tmp_path,
     )
+
+
+def _lane_output(result):
+    """The JSON a lane's process printed, once it ended well."""
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
+
+
+def _run_lane(env_extra, tmp_path, script=LANE_SCRIPT):
+    """Run ``script`` as :func:`_start_lane` does; return its JSON output (tests/test_mdlp.py)."""
+    return _lane_output(_start_lane(env_extra, tmp_path, script))
+
+
+@pytest.fixture(scope="module")
+def bounds_checked_lane(tmp_path_factory):
+    """The bounds-checked lane's process, run once for its two tests: PAST_THE_END_CHECK,
+    then LANE_SCRIPT (a process of its own each imported dtjit and compiled again).
+
+    Returns the folder it ran in and the ``subprocess.CompletedProcess``.
+    """
+    folder = tmp_path_factory.mktemp("bounds_checked_lane")
+    (folder / "past_the_end.py").write_text(KERNEL_READING_PAST_THE_END)
+    env = {**BOUNDS_CHECKED_LANE, "NUMBA_CACHE_DIR": str(folder / "cache")}
+    return folder, _start_lane(env, folder, PAST_THE_END_CHECK + LANE_SCRIPT)
 
 
 def _run_here():
@@ -230,36 +275,19 @@ def test_kernels_run_as_python_and_agree(tmp_path):
 
 
 @pytest.mark.slow
-def test_bounds_checked_kernels(tmp_path):
-    lane = _run_lane({**BOUNDS_CHECKED_LANE, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}, tmp_path)
-    _assert_same(lane, _run_here())
+def test_bounds_checked_kernels(bounds_checked_lane):
+    _, result = bounds_checked_lane
+    _assert_same(_lane_output(result), _run_here())
 
 
-def test_bounds_checked_lane_raises_past_the_end(tmp_path):
+@pytest.mark.slow  # the lane's process, shared with test_bounds_checked_kernels
+def test_bounds_checked_lane_raises_past_the_end(bounds_checked_lane):
     """An index past the end raises in the lane, also through the shared best's atomic
     accesses (``shared_best``: no numba indexing)."""
-    (tmp_path / "past_the_end.py").write_text(KERNEL_READING_PAST_THE_END)
-    script = textwrap.dedent(
-        """
-        import json, sys
-        import numpy as np
-        import past_the_end
-        errors = []
-        for call in (
-            lambda: past_the_end.shifted_copy(np.zeros(4), np.zeros(4)),
-            lambda: past_the_end.shifted_offer(4),
-        ):
-            try:
-                call()
-            except IndexError as error:
-                errors.append(str(error))
-            else:
-                errors.append("no error")
-        json.dump(errors, sys.stdout)
-        """
-    )
-    env = {**BOUNDS_CHECKED_LANE, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    assert _run_lane(env, tmp_path, script) == ["index is out of bounds"] * 2
+    folder, result = bounds_checked_lane
+    errors = folder / "past_the_end.json"
+    assert errors.is_file(), result.stderr[-3000:]
+    assert json.loads(errors.read_text()) == ["index is out of bounds"] * 2
 
 
 def test_one_signature_per_prediction_kernel_across_layouts():

@@ -49,6 +49,11 @@ def user_session() -> None:
     indicator = np.column_stack([big_X, big_X[:, 0] > 14.0])  # a 0/1 column
     for n_jobs in (None, 2):
         DecisionTreeClassifier(splitter="hist", max_depth=4, n_jobs=n_jobs).fit(indicator, big_y)
+    # A 0/1 column the tree splits on (the class, every tenth row flipped), past the
+    # two-valued search's MIN_ROWS (16,384): the kernels of a chosen two-valued split.
+    labels = np.tile(y, 30)
+    chosen = np.column_stack([np.tile(X, (30, 1)), labels != (np.arange(len(labels)) % 10 == 0)])
+    DecisionTreeClassifier(max_depth=4).fit(chosen, labels)
     with_nan = X.copy()
     with_nan[::5, 3] = np.nan
     DecisionTreeClassifier(max_leaf_nodes=10).fit(with_nan, y).predict(with_nan)

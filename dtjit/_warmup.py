@@ -34,8 +34,8 @@ COMMON = "common"
 # Seconds each family's steps took in a cold `dtjit compile --jobs 2` (numba 0.68, 2 cores):
 # what a family compiles beyond the kernels the processes share through the cache. Only to
 # balance `dtjit compile --jobs`.
-FAMILY_COST = {COMMON: 54.0, "categorical": 11.7, "hist": 11.2, "criteria": 9.6,
-               "multi-output": 8.1, "two-valued": 6.9, "many-classes": 6.7}  # fmt: skip
+FAMILY_COST = {COMMON: 41.1, "hist": 11.3, "categorical": 9.0, "multi-output": 6.8,
+               "criteria": 5.8, "many-classes": 5.5, "two-valued": 2.9}  # fmt: skip
 # Classes of the many-classes step: past 256 the presorted class codes take two bytes.
 MANY_CLASSES = 300
 

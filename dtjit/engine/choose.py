@@ -63,9 +63,8 @@ def best_features(proxy: np.ndarray) -> np.ndarray:
     scan keeping only strictly greater proxies ends on; NaN proxies never win.
     """
     valid = np.where(proxy > NO_SPLIT, proxy, NO_SPLIT)
-    feature = np.argmax(valid, axis=1).astype(np.int64)
-    rows = np.arange(proxy.shape[0])
-    feature[valid[rows, feature] == NO_SPLIT] = -1
+    feature = valid.argmax(axis=1).astype(np.int64, copy=False)
+    feature[valid.max(axis=1) == NO_SPLIT] = -1
     return feature
 
 
@@ -408,6 +407,7 @@ def accept_splits(
 
 # No given impurities: :func:`accept_splits` computes them (:func:`children_impurity`).
 NO_IMPURITIES = np.zeros((0, 2))
+NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 def choose_splits(search, nodes, node_bits, splits, fit, feature):
@@ -429,10 +429,13 @@ def choose_splits(search, nodes, node_bits, splits, fit, feature):
     todo = np.flatnonzero(feature >= 0)
     if todo.shape[0] == 0:
         return
-    f = feature[todo]
-    subset = fit.cat_slot[f] >= 0
-    two_valued = fit.two_valued[0][f] >= 0
-    threshold = todo[~(subset | two_valued)]
+    # Most fits have neither categorical nor two-valued columns: every split a threshold.
+    threshold, subset, two_valued = todo, NO_ROWS, NO_ROWS
+    if fit.switches[0] is not None or fit.two_valued[2].shape[1] > 0:
+        f = feature[todo]
+        subset = todo[fit.cat_slot[f] >= 0]
+        two_valued = todo[fit.two_valued[0][f] >= 0]
+        threshold = todo[(fit.cat_slot[f] < 0) & (fit.two_valued[0][f] < 0)]
     if threshold.shape[0] > 0:
         if fit.unit_weight and fit.criterion < MULTI_OUTPUT:
             count_children(threshold, search, nodes, fit.sorted_val, fit.sorted_code, splits,
@@ -443,14 +446,14 @@ def choose_splits(search, nodes, node_bits, splits, fit, feature):
                 fit.sample_weight, fit.y, fit.is_regression, fit.criterion, splits, chosen,
                 fit.switches[2],
             )  # fmt: skip
-    if subset.any():
+    if subset.shape[0] > 0:
         subset_children(
-            todo[subset], search, nodes, fit.sorted_idx, fit.sorted_val, fit.code, fit.contrib,
+            subset, search, nodes, fit.sorted_idx, fit.sorted_val, fit.code, fit.contrib,
             fit.sample_weight, fit.y, fit.is_regression, fit.cat_slot, node_bits, splits,
             chosen,
         )  # fmt: skip
-    if two_valued.any():
-        two_valued_children(todo[two_valued], search, nodes, fit.sorted_code[fit.row_feature],
+    if two_valued.shape[0] > 0:
+        two_valued_children(two_valued, search, nodes, fit.sorted_code[fit.row_feature],
                             fit.two_valued, splits, chosen)  # fmt: skip
     _, absolute_error_search, multi_output_search = fit.switches
     given_impurity = NO_IMPURITIES

@@ -627,24 +627,26 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
     split_features = np.empty(n_batch, dtype=np.int32)
     flip = np.zeros(n_batch, dtype=np.uint8)
     left_size = np.empty(n_batch, dtype=np.int64)
-    split_k = np.flatnonzero(split)
-    split_f = splits.feature[split_k]
-    subset_k = split_k[fit.cat_slot[split_f] >= 0]
-    two_valued_k = split_k[two_slot[split_f] >= 0]
     marked_elsewhere = np.zeros(n_batch, dtype=np.uint8)
-    marked_elsewhere[subset_k] = 1
-    marked_elsewhere[two_valued_k] = 1
     partitioned = np.zeros(n_batch, dtype=np.uint8)
+    subset_k = two_valued_k = None  # most fits: neither categorical nor two-valued columns
+    if fit.switches[0] is not None or fit.two_valued[2].shape[1] > 0:
+        split_k = np.flatnonzero(split)
+        split_f = splits.feature[split_k]
+        subset_k = split_k[fit.cat_slot[split_f] >= 0]
+        two_valued_k = split_k[two_slot[split_f] >= 0]
+        marked_elsewhere[subset_k] = 1
+        marked_elsewhere[two_valued_k] = 1
     node_count, n_split, max_segment, work = mark_sides(
         batch, splits, node_count, nodes, fit.sorted_idx, fit.sorted_val, goes_left, cleared,
         fit.rules, marked_elsewhere, split_nodes, split_features, flip, left_size, partitioned,
     )  # fmt: skip
-    subset_k = subset_k[partitioned[subset_k] == 1]
-    if subset_k.shape[0] > 0:
+    if subset_k is not None and subset_k.shape[0] > 0:
+        subset_k = subset_k[partitioned[subset_k] == 1]
         mark_subset_sides(subset_k, batch, splits, nodes, fit.sorted_idx, fit.sorted_val,
                           node_bits, goes_left)  # fmt: skip
-    two_valued_k = two_valued_k[partitioned[two_valued_k] == 1]
-    if two_valued_k.shape[0] > 0:
+    if two_valued_k is not None and two_valued_k.shape[0] > 0:
+        two_valued_k = two_valued_k[partitioned[two_valued_k] == 1]
         row_idx = fit.sorted_idx[fit.row_feature]
         mark_two_valued_splits(two_valued_k, batch, splits, nodes, row_idx, fit.two_valued,
                                goes_left)  # fmt: skip

@@ -119,13 +119,16 @@ LANE_SCRIPT = textwrap.dedent(
                     C(n_jobs=2, criterion="gain_ratio", max_depth=8)):
             est.fit(Xb, yb).predict(Xb)
         C(n_jobs=2, max_depth=4).fit(Xb, np.c_[yb, Xb[:, 2] > 0])
-        # Codes in column 0, a 0/1 column 7, NaN.
+        # Codes in columns 0-4 (5 x 30,000 rows: the threaded subset search), NaN, and a 0/1
+        # column 7 without NaN that the tree splits on (the class, a tenth of it flipped: the
+        # threaded two-valued search and the kernels of a chosen two-valued split).
         Xc = Xb.copy()
-        Xc[:, 0] = rng.integers(0, 12, size=len(Xc))
-        Xc[:, 7] = Xb[:, 7] > 0
+        Xc[:, :5] = rng.integers(0, 12, size=(len(Xc), 5))
         Xc[rng.random(Xc.shape) < 0.02] = np.nan
+        Xc[:, 7] = yb != (rng.random(len(Xc)) < 0.1)
         for splitter, depth in (("best", 6), ("hist", 10)):
-            model = C(n_jobs=2, splitter=splitter, categorical_features=[0], max_depth=depth)
+            model = C(n_jobs=2, splitter=splitter, categorical_features=[0, 1, 2, 3, 4],
+                      max_depth=depth)  # fmt: skip
             model.fit(Xc, yb).predict(Xc)
         # Above the binning sample size: the sampled path and its full-column fall-back.
         Xs = rng.integers(0, 6, size=(210_000, 2)).astype(np.float32)

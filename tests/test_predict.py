@@ -34,6 +34,14 @@ def _estimators() -> dict[str, tuple[object, np.ndarray]]:
     noise = rng.integers(0, 3, size=len(X))  # no signal: a deep, ragged tree
     with_nan = X.copy()
     with_nan[rng.random(X.shape) < 0.15] = np.nan
+    # NaN learned both ways at feature 1's splits, and "every value | NaN" splits (threshold
+    # +inf, NaN right) at feature 0's: what the NaN routing of the packed walk must get right.
+    rng_either = np.random.default_rng(0)  # a seed whose tree has both kinds of splits
+    either_side = rng_either.normal(size=(4000, 6)).astype(np.float32)
+    either_side[rng_either.random(4000) < 0.3, 0] = np.nan
+    either_side[rng_either.random(4000) < 0.2, 1] = np.nan
+    y_either = np.isnan(either_side[:, 0]) ^ (np.nan_to_num(either_side[:, 1]) > 0.3)
+    y_either = (y_either ^ (either_side[:, 2] > 0)).astype(int)
     Xd, yd = load_diabetes(return_X_y=True)
     C, R = dtjit.DecisionTreeClassifier, dtjit.DecisionTreeRegressor
     fitted = {
@@ -42,6 +50,7 @@ def _estimators() -> dict[str, tuple[object, np.ndarray]]:
         "depth-7": (C(max_depth=7, random_state=0).fit(X, y), X),
         "deep-noise": (C(random_state=0).fit(X, noise), X),
         "nan-learned": (C(random_state=0).fit(with_nan, y), with_nan),
+        "nan-either-side": (C(max_depth=8, random_state=0).fit(either_side, y_either), either_side),
         "diabetes": (R(random_state=0).fit(Xd, yd), Xd.astype(np.float32)),
     }
     out = {}
@@ -232,6 +241,15 @@ def test_routing_matches_reference_on_every_tree(name, wide):
             )
             assert found == (_predict.ROWS_HAVE_NAN if has_nan else _predict.ROWS_FINITE)
             np.testing.assert_array_equal(out, expected, err_msg=f"{cuts}, {n_rows}")
+
+
+def test_nan_either_side_tree_has_the_splits_it_is_for():
+    tree = _tree("nan-either-side")
+    inner = tree.left != TREE_LEAF
+    values_or_nan = inner & np.isinf(tree.threshold)
+    assert values_or_nan.any() and not tree.missing_left[values_or_nan].any()
+    feature_1 = inner & (tree.feature == 1)
+    assert set(tree.missing_left[feature_1]) == {0, 1}
 
 
 @pytest.mark.parametrize("name", TREE_NAMES)

@@ -224,7 +224,7 @@ def test_hist_entropy_screen_keeps_the_first_of_tied_proxies(seed):
                     hist, np.int64(0), np.int64(n_bins), np.empty(1, dtype=np.int64),
                     np.int64(-1), bin_min, bin_min + 0.5, np.uint8(0), total, float(n_rows),
                     np.int64(n_rows), np.int64(n_classes), True, np.int64(criterion), table,
-                    np.int64(min_leaf), min_weight, np.zeros(n_classes), True,
+                    np.int64(min_leaf), min_weight, np.zeros(n_classes),
                 )  # fmt: skip
                 results.append(result)
             assert results[0] == results[1], (seed, trial, criterion)
@@ -275,7 +275,7 @@ def test_hist_row_sweep_equals_the_bin_sweep(seed):
                 hist, np.int64(0), np.int64(n_bins), listed, np.int64(len(listed)), bin_min,
                 bin_max, np.uint8(0), total, float(n_rows), np.int64(n_rows),
                 np.int64(n_classes), True, np.int64(criterion), table, np.int64(min_leaf),
-                min_weight, np.zeros(n_classes), True,
+                min_weight, np.zeros(n_classes),
             )  # fmt: skip
             result = sweep_hist.unit_rows_sweep(
                 np.int64(0), listed, np.int64(len(listed)), bin_rows[0], grouped, bin_min,

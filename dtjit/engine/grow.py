@@ -1166,7 +1166,7 @@ class BinnedFit(NamedTuple):
     nan_bin: np.ndarray
     categorical_search: object
     min_stored_rows: int
-    sweeps: tuple  # ``nan_search, row_sweeps`` of ``sweep_hist.sweep_worker``
+    sweeps: tuple  # ``row_sweeps`` of ``sweep_hist.sweep_worker``
 
 
 @kernel
@@ -1561,10 +1561,8 @@ def build_hist(spec, rows, columns, criterion, categorical_search):
         float(weight_root), rng_state, bool(parallel), int(n_chunks), switch(mdl_stop), cat_slot,
         nan_bin, categorical_search,
         stored_histogram_min_rows(n_features, int(bin_offset[n_features]), n_hist),
-        # A numeric feature's NaN bin is its last, where bin_min is NaN; the row sweeps of
-        # small nodes are an accelerator of large fits.
-        (switch(np.isnan(bin_min[bin_offset[1:] - 1]).any()),
-         switch(n_samples >= ACCELERATE_MIN_ROWS)),
+        # The row sweeps of small nodes are an accelerator of large fits.
+        (switch(n_samples >= ACCELERATE_MIN_ROWS),),
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0

@@ -1211,6 +1211,28 @@ def tail_stats(
     return weight
 
 
+@inline_kernel
+def values_versus_missing_sides(
+    n_values, n_missing, weight, missing_weight, total, missing_stats, n_sweep,
+    min_samples_leaf, min_weight_leaf, left,
+):  # fmt: skip
+    """Whether the split "every value left, NaN right" is allowed; if so, fills ``left``.
+
+    The arguments are those of :func:`values_versus_missing_proxy`; ``left[:n_sweep]``
+    receives the values' side statistics (``total`` minus the NaN rows').
+    """
+    if (
+        n_values < min_samples_leaf
+        or n_missing < min_samples_leaf
+        or weight - missing_weight < min_weight_leaf
+        or missing_weight < min_weight_leaf
+    ):
+        return False
+    for c in range(n_sweep):
+        left[c] = total[c] - missing_stats[c]
+    return True
+
+
 @kernel
 def values_versus_missing_proxy(
     n_values, n_missing, weight, missing_weight, total, missing_stats, n_sweep, criterion,
@@ -1220,25 +1242,20 @@ def values_versus_missing_proxy(
 
     ``n_values`` / ``n_missing`` rows and ``weight - missing_weight`` / ``missing_weight``
     on the two sides; ``missing_stats`` holds the NaN rows' sweep statistics (its first
-    ``n_sweep`` entries are read) and ``left`` is scratch. Shared by the exact and the
-    histogram splitters, so both score this cut with the same operations.
+    ``n_sweep`` entries are read) and ``left`` is scratch. The histogram splitter scores
+    this cut with the same operations (:func:`values_versus_missing_sides`, then
+    ``single_output_proxy``, which ``split_proxy`` calls for its criteria).
 
     A kernel, not inlined: it runs once per (node, feature) with NaN rows. Inlined, it was
-    copied into each of its four callers with :func:`criterion.split_proxy` inside: 1.7 s
-    and 2.2 s of copying over every warm-up step. As a kernel it compiles once (about 1 s),
-    instead of four times. Every caller passes the row counts as int64.
+    copied into each of its callers with :func:`criterion.split_proxy` inside. Every caller
+    passes the row counts as int64.
     """
-    weight_values = weight - missing_weight
-    if (
-        n_values < min_samples_leaf
-        or n_missing < min_samples_leaf
-        or weight_values < min_weight_leaf
-        or missing_weight < min_weight_leaf
-    ):
+    if not values_versus_missing_sides(
+        n_values, n_missing, weight, missing_weight, total, missing_stats, n_sweep,
+        min_samples_leaf, min_weight_leaf, left,
+    ):  # fmt: skip
         return NO_SPLIT
-    for c in range(n_sweep):
-        left[c] = total[c] - missing_stats[c]
-    return split_proxy(criterion, left, total, n_sweep, weight_values, missing_weight)
+    return split_proxy(criterion, left, total, n_sweep, weight - missing_weight, missing_weight)
 
 
 @inline_kernel

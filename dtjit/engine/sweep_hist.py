@@ -42,7 +42,7 @@ from .sweep_exact import (
     entropy_bound,
     entropy_margin,
     unit_entropy_proxy,
-    values_versus_missing_proxy,
+    values_versus_missing_sides,
 )
 from .work_queue import claim_item
 
@@ -364,13 +364,11 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
 @kernel
 def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
                    total, weight, n_rows, n_sweep, unit_weight, criterion, xlogx,
-                   min_samples_leaf, min_weight_leaf, left, nan_search):  # fmt: skip
+                   min_samples_leaf, min_weight_leaf, left):  # fmt: skip
     """Best cut of one feature for one node, NaN rows included (scikit-learn 1.9's rules).
 
     Parameters are those of :func:`sweep_bins`, except that ``n_bins`` counts the feature's
-    NaN bin, its last, when it has one (``bin_min`` of that bin is NaN). ``nan_search`` is
-    None when no feature of the fit has a NaN bin: the NaN passes are then left out of the
-    compiled code.
+    NaN bin, its last, when it has one (``bin_min`` of that bin is NaN).
 
     Returns
     -------
@@ -385,6 +383,10 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     NaN bin on the right, the cut "all values | NaN", a sweep with the NaN bin on the left;
     a later candidate wins only if strictly better. A feature or node without NaN is one
     sweep. Cost O(n_bins * n_sweep).
+
+    The NaN passes are compiled for every fit: a switch leaving them out of fits without NaN
+    compiled this kernel and its two callers, ``sweep_small_nodes`` and ``sweep_worker``,
+    once more for fits with NaN, for more than their first use costs the others.
     """
     # Uncounted views of the arguments for the loops below (``borrow``).
     hist, listed, bin_min, bin_max, total, xlogx, left = borrowed(
@@ -393,7 +395,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
     nan_bin = first_bin + n_bins - 1
     n_values = n_bins
     weight_missing, n_missing = 0.0, 0.0
-    if nan_search is not None and np.isnan(bin_min[nan_bin]):
+    if np.isnan(bin_min[nan_bin]):
         n_values = n_bins - 1
         weight_missing, n_missing = bin_totals(hist, nan_bin, n_sweep, unit_weight)
         if n_missing == n_rows:
@@ -410,15 +412,19 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
         )  # fmt: skip
         if nan_pass == 0:
             best_proxy, best_cut, best_threshold = proxy, cut, threshold
-            if nan_search is not None and n_missing > 0.0:
+            if n_missing > 0.0:
                 best_missing = 0
-                # Row counts as int64, as the exact splitter passes them (the histogram's
-                # are exact in float64): one signature of the kernel for both splitters.
-                proxy_inf = values_versus_missing_proxy(
-                    np.int64(n_rows - n_missing), np.int64(n_missing), weight, weight_missing,
-                    total, hist[nan_bin], n_sweep, criterion, min_samples_leaf,
-                    min_weight_leaf, left,
-                )  # fmt: skip
+                # The exact splitter's values_versus_missing_proxy, whose split_proxy
+                # calls single_output_proxy for every criterion of this splitter: the same
+                # proxies, without compiling the multi-output scores into a hist fit.
+                proxy_inf = NO_SPLIT
+                if values_versus_missing_sides(
+                    n_rows - n_missing, n_missing, weight, weight_missing, total,
+                    hist[nan_bin], n_sweep, min_samples_leaf, min_weight_leaf, left,
+                ):  # fmt: skip
+                    proxy_inf = single_output_proxy(
+                        criterion, left, total, n_sweep, weight - weight_missing, weight_missing
+                    )
                 if proxy_inf > best_proxy:
                     best_proxy, best_threshold = proxy_inf, np.inf
                     best_cut = first_bin + n_values - 1
@@ -431,7 +437,7 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
 def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_max, near_ties, total,
                weight, n_rows, n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
                min_weight_leaf, left, out_proxy, out_cut, out_threshold,
-               out_missing, nan_search):  # fmt: skip
+               out_missing):  # fmt: skip
     """Sweep every candidate feature of batch node ``s``; writes row ``s`` of the outputs.
 
     Feature ``f``'s bins swept are ``listed[f, :n_listed[f]]`` (codes), or all of them when
@@ -443,7 +449,6 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
                 hist, bin_offset[f], bin_offset[f + 1] - bin_offset[f], listed[f], n_listed[f],
                 bin_min, bin_max, near_ties[f], total, weight, n_rows,
                 n_sweep, unit_weight, criterion, xlogx, min_samples_leaf, min_weight_leaf, left,
-                nan_search,
             )  # fmt: skip
         else:
             proxy, cut, threshold, missing = NO_SPLIT, -1, 0.0, -1
@@ -471,15 +476,14 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
                       node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
                       position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold, out_missing, nan_search, row_sweeps):  # fmt: skip
+                      out_threshold, out_missing, row_sweeps):  # fmt: skip
     """Sweep the batch nodes ``first .. stop - 1`` that have no stored histogram.
 
     Each is swept over the bins it occupies only (a small node touches few bins): from a
     scratch histogram, built from its rows and cleared again, or on unit weights feature by
     feature from its rows grouped by bin (:func:`unit_rows_sweep`). Writes rows of the
     outputs only. The row sweeps are an accelerator with the histogram's very results:
-    ``row_sweeps`` None (a small fit) leaves them out of the compiled code; ``nan_search``:
-    see :func:`best_bin_split`.
+    ``row_sweeps`` None (a small fit) leaves them out of the compiled code.
     """
     n_features = codes.shape[1]
     n_total = bin_offset[n_features]
@@ -525,7 +529,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
             sweep_node(s, scratch, listed, n_listed, candidate, bin_offset, bin_min, bin_max,
                        near_ties, node_stats[node], node_weight[node], end - start, n_sweep,
                        unit_weight, criterion, xlogx, min_samples_leaf, min_weight_leaf, left,
-                       out_proxy, out_cut, out_threshold, out_missing, nan_search)  # fmt: skip
+                       out_proxy, out_cut, out_threshold, out_missing)  # fmt: skip
             for f in range(n_features):
                 clear_listed_bins(listed[f], n_listed[f], bin_offset[f], scratch)
             continue
@@ -552,7 +556,7 @@ def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_e
                     scratch, bin_offset[f], bin_offset[f + 1] - bin_offset[f], listed[f],
                     n_listed[f], bin_min, bin_max, near_ties[f], node_stats[node],
                     node_weight[node], end - start, n_sweep, unit_weight, criterion, xlogx,
-                    min_samples_leaf, min_weight_leaf, left, nan_search,
+                    min_samples_leaf, min_weight_leaf, left,
                 )  # fmt: skip
                 clear_listed_bins(listed[f], n_listed[f], bin_offset[f], scratch)
             out_proxy[s, f] = proxy
@@ -746,7 +750,7 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
                       node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties, n_sweep,
                       unit_weight, criterion, xlogx,
                       min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold, out_missing, nan_search):  # fmt: skip
+                      out_threshold, out_missing):  # fmt: skip
     """Sweep batch node ``s`` from its stored histogram (all bins of each feature)."""
     node = searched_nodes[s]
     left = np.empty(n_sweep, dtype=np.float64)
@@ -760,7 +764,7 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
                bin_max, near_ties, node_stats[node], node_weight[node],
                node_end[node] - node_start[node], n_sweep, unit_weight, criterion, xlogx,
                min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut, out_threshold,
-               out_missing, nan_search)  # fmt: skip
+               out_missing)  # fmt: skip
 
 
 @kernel
@@ -768,7 +772,7 @@ def sweep_worker(queue, n_threads, searched_nodes, node_slot, node_start, node_e
                  node_weight, hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
                  position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                  min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
-                 out_missing, nan_search, row_sweeps, n_chunks):  # fmt: skip
+                 out_missing, row_sweeps, n_chunks):  # fmt: skip
     """One thread's share of the best cut of every (searched node, candidate feature) pair.
 
     Called on ``n_threads`` threads at once (``threads.run_workers``), each claiming work
@@ -776,7 +780,7 @@ def sweep_worker(queue, n_threads, searched_nodes, node_slot, node_start, node_e
     contiguous chunks of the small nodes (swept from their rows, each chunk with its own
     scratch histogram). An item writes only its own nodes' rows of the outputs, so results
     do not depend on the threads or the chunks; one thread and one chunk is the serial
-    search. The switches: see :func:`sweep_small_nodes`.
+    search. ``row_sweeps``: see :func:`sweep_small_nodes`.
     """
     # Uncounted views of the arguments for the loops below (``borrow``).
     (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, codes,
@@ -794,7 +798,7 @@ def sweep_worker(queue, n_threads, searched_nodes, node_slot, node_start, node_e
                                   node_stats, node_weight, hist_pool, bin_offset, bin_min,
                                   bin_max, near_ties, n_sweep, unit_weight, criterion, xlogx,
                                   min_samples_leaf, min_weight_leaf, candidate, out_proxy,
-                                  out_cut, out_threshold, out_missing, nan_search)  # fmt: skip
+                                  out_cut, out_threshold, out_missing)  # fmt: skip
         else:
             chunk = item - n_searched
             sweep_small_nodes(chunk * n_searched // n_chunks,
@@ -803,7 +807,7 @@ def sweep_worker(queue, n_threads, searched_nodes, node_slot, node_start, node_e
                               bin_min, bin_max, near_ties, code, position_contrib,
                               position_weight, unit_weight, n_sweep, criterion, xlogx,
                               min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                              out_threshold, out_missing, nan_search, row_sweeps)  # fmt: skip
+                              out_threshold, out_missing, row_sweeps)  # fmt: skip
         item = claim_item(queue)
 
 

@@ -933,3 +933,32 @@ def reference_split_with_missing(x, y, w, criterion, is_classifier, n_classes,
             side = (1 if nan_left else 0) if missing.any() else -1
             best = (proxy, threshold, side, left_rows)
     return best
+
+
+def reference_random_split(x, y, w, criterion, is_classifier, n_classes, threshold, nan_left,
+                           min_samples_leaf=1, min_weight_leaf=0.0):  # fmt: skip
+    """The one split the random splitter scores for one feature of one node.
+
+    ``threshold`` and ``nan_left`` are the drawn threshold and side of the NaN rows (read
+    only when the node has some): rows with a value ``<= threshold`` go left, NaN rows to
+    the drawn side. Other arguments as in :func:`reference_split_with_missing`.
+
+    Returns
+    -------
+    tuple or None
+        ``(proxy, threshold, missing, left_rows)`` as :func:`reference_split_with_missing`
+        gives them; ``None`` when a child breaks ``min_samples_leaf`` or ``min_weight_leaf``.
+    """
+    n = len(x)
+    rows = np.arange(n)
+    total = _stats(rows, y, w, is_classifier, n_classes)
+    missing = np.isnan(x)
+    go_left = np.where(missing, nan_left, x.astype(np.float64) <= threshold)
+    left_rows = rows[go_left]
+    if len(left_rows) < min_samples_leaf or n - len(left_rows) < min_samples_leaf:
+        return None
+    left = _stats(left_rows, y, w, is_classifier, n_classes)
+    if left.weight < min_weight_leaf or total.weight - left.weight < min_weight_leaf:
+        return None
+    side = (1 if nan_left else 0) if missing.any() else -1
+    return _proxy(left, total, criterion), threshold, side, left_rows

@@ -16,12 +16,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from _assertions import assert_same_as_sklearn, assert_trees_identical, compare_with_sklearn
-from _reference import reference_split_with_missing
+from _reference import reference_random_split, reference_split_with_missing
 from sklearn import tree as sk_tree
 
 import dtjit
 from dtjit.cli import main as cli_main
 from dtjit.engine import sweep_exact
+from dtjit.engine.threads import run_workers
 
 
 def _with_nan(X, fraction, seed):
@@ -70,7 +71,7 @@ def _kernel_split(
     # kernel takes the screened entropy sweep wherever it has a table, Gini or not.
     xlogx = sweep_exact.screening_table(len(x), unit_weight, code_of_criterion)
     # The switches the builder would pass for a large fit (the accelerated sweeps) with NaN.
-    switches = sweep_exact.sweep_switches(False, True, True)
+    switches = sweep_exact.sweep_switches(True, True)
     sweep_exact.best_splits_worker(
         np.zeros(1, np.int64), np.int64(1), one, np.ones((1, 1), np.uint8), one,
         np.array([len(x)]), total[None, :], np.array([w.sum()]), sorted_idx, sorted_val, codes,
@@ -324,6 +325,111 @@ def test_random_splitter_with_missing_values():
     ]
     assert all(t.node_count in (1, 3) for t in split)
     assert any(t.node_count == 3 and t.missing_left[0] == 0 for t in split)
+
+
+def _presorted_segments(X, bounds):
+    """``sorted_idx, sorted_val`` of X's columns with each node's rows ``[a, b)`` sorted on their
+    own, NaN last: the layout the builder keeps (``sweep_exact`` module docstring)."""
+    n_samples, n_features = X.shape
+    sorted_idx = np.empty((n_features, n_samples), np.int32)
+    sorted_val = np.empty((n_features, n_samples), np.float32)
+    for f in range(n_features):
+        for a, b in bounds:
+            rows = a + np.argsort(X[a:b, f], kind="stable")  # numpy sorts NaN last
+            sorted_idx[f, a:b] = rows
+            sorted_val[f, a:b] = X[rows, f]
+    return sorted_idx, sorted_val
+
+
+@pytest.mark.parametrize(
+    "criterion, unit",
+    [("gini", False), ("entropy", False), ("squared_error", False), ("gini", True),
+     ("squared_error", True)],
+)  # fmt: skip
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_random_splits_worker_matches_reference(criterion, unit, n_threads):
+    """``sweep_exact.random_splits_worker`` on batches of nodes: for every candidate (node,
+    feature) the drawn threshold's proxy, NaN side and rows left are the slow reference's,
+    a child too small or too light gives ``-inf``, and non-candidates are left untouched."""
+    rng = np.random.default_rng(9)
+    is_classifier = criterion != "squared_error"
+    n_features = 3
+    n_checked = n_dropped = 0
+    for _ in range(40):
+        sizes = rng.integers(2, 25, int(rng.integers(1, 6)))
+        ends = np.cumsum(sizes)
+        bounds = list(zip(ends - sizes, ends, strict=True))
+        n = int(ends[-1])
+        X = np.empty((n, n_features), np.float32)
+        X[:, 0] = (rng.random(n) < 0.3).astype(np.float32)  # skewed 0/1
+        X[:, 1] = rng.integers(0, 4, n)  # ties
+        X[:, 2] = rng.normal(size=n)  # distinct values
+        X[rng.random(X.shape) < rng.random() * 0.5] = np.nan
+        n_classes = int(rng.choice([2, 3, 9]))
+        y = rng.integers(0, n_classes, n)
+        if not is_classifier:
+            y = rng.integers(-3, 4, n).astype(np.float64)
+        w = np.ones(n) if unit else rng.integers(1, 13, n) / 4.0  # quarters: exact sums
+        msl = int(rng.integers(1, 4))
+        mwl = float(rng.choice([0.0, 2.0]))
+        sorted_idx, sorted_val = _presorted_segments(X, bounds)
+        code = y.astype(np.int32) if is_classifier else np.zeros(n, np.int32)
+        contrib = w.copy() if is_classifier else w * y
+        n_sweep = n_classes if is_classifier else 1
+        stats = np.zeros((len(bounds), n_sweep if is_classifier else 3))
+        for k, (a, b) in enumerate(bounds):
+            np.add.at(stats[k], code[a:b], contrib[a:b])
+            if not is_classifier:  # sum(w*y), sum(w*y*y), range of y, as segment_stats
+                stats[k, 1:] = np.sum(w[a:b] * y[a:b] ** 2), np.ptp(y[a:b])
+        weights = np.array([w[a:b].sum() for a, b in bounds])
+        # The builder's draw: candidates with two distinct values, a threshold between the
+        # node's smallest and largest value, a side for the NaN rows when it has some.
+        candidate = (rng.random((len(bounds), n_features)) < 0.8).astype(np.uint8)
+        out_threshold = np.zeros((len(bounds), n_features))
+        out_missing = np.full((len(bounds), n_features), -1, np.int8)
+        for k, (a, b) in enumerate(bounds):
+            for f in range(n_features):
+                values = X[a:b, f][~np.isnan(X[a:b, f])]
+                if len(values) == 0 or values.min() == values.max():
+                    candidate[k, f] = 0
+                    continue
+                out_threshold[k, f] = rng.uniform(values.min(), values.max())
+                if len(values) < b - a:
+                    out_missing[k, f] = rng.integers(0, 2)
+        drawn_threshold, drawn_missing = out_threshold.copy(), out_missing.copy()
+        out_proxy = np.full((len(bounds), n_features), -np.inf)
+        out_pos = np.full((len(bounds), n_features), -7, np.int64)
+        run_workers(
+            sweep_exact.random_splits_worker, n_threads, np.arange(len(bounds)), candidate,
+            ends - sizes, ends, stats, weights, sorted_idx, sorted_val,
+            code[sorted_idx].astype(np.uint8), contrib, w, unit and is_classifier, unit,
+            n_sweep, dtjit.engine.jit.CRITERION_CODES[criterion], msl, mwl, out_proxy, out_pos,
+            out_threshold, out_missing,
+        )  # fmt: skip
+        for k, (a, b) in enumerate(bounds):
+            for f in range(n_features):
+                if not candidate[k, f]:
+                    assert out_proxy[k, f] == -np.inf and out_pos[k, f] == -7
+                    assert out_missing[k, f] == drawn_missing[k, f]
+                    continue
+                ref = reference_random_split(
+                    X[a:b, f], y[a:b], w[a:b], criterion, is_classifier, n_classes,
+                    drawn_threshold[k, f], drawn_missing[k, f] == 1, msl, mwl,
+                )  # fmt: skip
+                assert (ref is None) == (out_proxy[k, f] == -np.inf), (k, f, ref)
+                if ref is None:
+                    n_dropped += 1
+                    continue
+                n_checked += 1
+                pos, missing = int(out_pos[k, f]), int(out_missing[k, f])
+                assert out_proxy[k, f] == pytest.approx(ref[0], rel=1e-12, abs=1e-12)
+                assert out_threshold[k, f] == ref[1]
+                assert missing == ref[2]
+                left = sorted_idx[f, a:pos]
+                if missing == 1:
+                    left = np.r_[left, np.flatnonzero(np.isnan(X[a:b, f])) + a]
+                np.testing.assert_array_equal(np.sort(left), ref[3] + a)
+    assert n_checked > 100 and n_dropped > 0
 
 
 # --------------------------------------------------------------------------------- predicting

@@ -95,6 +95,7 @@ from .sweep_exact import (
     raise_side_flags,
     rand_below,
     rand_uniform,
+    random_splits_worker,
     renumber_samples,
     screening_table,
     segment_stats,
@@ -407,14 +408,19 @@ def evaluate_batch(batch, nodes, node_bits, fit):
         # _classification_sweep), so the sweep reads both from contrib: its second read of a
         # row then hits the cache line its first one loaded.
         sweep_weight = fit.sample_weight if fit.is_regression else fit.contrib
-        sweep_args = (
+        inputs = (
             search_nodes, candidate, nodes.start, nodes.end, nodes.stats, nodes.weight,
             sorted_idx, sorted_val, fit.sorted_code, fit.contrib, sweep_weight, fit.unit_weight,
-            fit.unit_sample_weight, fit.xlogx, fit.n_sweep, fit.criterion,
-            rules.min_samples_leaf, rules.min_weight_leaf, out_proxy, out_pos, out_threshold,
-            out_missing, node_best, *fit.sweeps,
+            fit.unit_sample_weight,
         )  # fmt: skip
-        run_workers(best_splits_worker, threads_for(fit, work * n_features), *sweep_args)
+        limits = (fit.n_sweep, fit.criterion, rules.min_samples_leaf, rules.min_weight_leaf)
+        outputs = (out_proxy, out_pos, out_threshold, out_missing)
+        n_threads = threads_for(fit, work * n_features)
+        if fit.random_split:
+            run_workers(random_splits_worker, n_threads, *inputs, *limits, *outputs)
+        else:
+            run_workers(best_splits_worker, n_threads, *inputs, fit.xlogx, *limits, *outputs,
+                        node_best, *fit.sweeps)  # fmt: skip
     if categorical_search is not None and out_bits.shape[1] > 0:
         categorical_splits_presorted(
             threads_for(fit, work * out_bits.shape[1]), search_nodes, cat_candidate,
@@ -761,7 +767,7 @@ def build(spec, rows, columns, criterion, switches):
         bool(is_regression), int(n_sweep), int(criterion), rules, int(max_features),
         float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(random_split),
         switch(mdl_stop), cat_slot, two_valued, row_feature, upkeep, switches,
-        sweep_switches(random_split, has_missing, accelerate),
+        sweep_switches(has_missing, accelerate),
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0

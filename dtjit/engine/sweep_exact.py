@@ -1339,7 +1339,7 @@ def random_split_in_segment(
 ACCELERATE_MIN_ROWS = 1 << 16
 
 
-def sweep_switches(random_split, has_missing, accelerate):
+def sweep_switches(has_missing, accelerate):
     """Return which sweeps of :func:`best_splits_worker` a fit can reach (its switches).
 
     Each is True or None. Without ``accelerate`` (a fit below ``ACCELERATE_MIN_ROWS`` rows)
@@ -1348,20 +1348,17 @@ def sweep_switches(random_split, has_missing, accelerate):
     the kernel): one specialisation serves every large fit. One per criterion family, each
     with its sweeps inlined, compiled as much again as the sweeps themselves, and the
     general and weighted entropy sweeps are kernels that the variants share.
+    (``splitter="random"`` searches with :func:`random_splits_worker` instead.)
 
     Returns
     -------
     tuple
-        ``random_search, nan_search, unit_gini_search, unit_entropy_search,
-        weighted_entropy_search, general_search``.
+        ``nan_search, unit_gini_search, unit_entropy_search, weighted_entropy_search,
+        general_search``.
     """
-    if random_split:
-        # The random split handles NaN itself, and numba prunes the sweeps' branch, NaN
-        # passes included: with and without NaN would compile the same code twice.
-        return True, None, None, None, None, None
     nan_search = True if has_missing else None
     accelerated = True if accelerate else None
-    return None, nan_search, accelerated, accelerated, accelerated, True
+    return nan_search, accelerated, accelerated, accelerated, True
 
 
 @kernel
@@ -1391,7 +1388,6 @@ def best_splits_worker(
     out_threshold,
     out_missing,
     node_best,
-    random_search,
     nan_search,
     unit_gini_search,
     unit_entropy_search,
@@ -1411,10 +1407,8 @@ def best_splits_worker(
     them for node ``k``'s segment (``pos`` is the first non-missing position of the right
     child; the threshold is ``+inf`` for the split "every value | NaN"), ``out_missing[k, f]``
     where the node's NaN rows go: ``1`` left, ``0`` right, ``-1`` when it has none (the
-    builder then sends NaN to the larger child). With ``random_search`` the feature is not
-    swept: ``out_threshold[k, f]`` and ``out_missing[k, f]`` hold the threshold and NaN side
-    drawn for node ``k`` on entry and only that split is scored
-    (:func:`random_split_in_segment`).
+    builder then sends NaN to the larger child). ``splitter="random"`` scores drawn
+    thresholds with :func:`random_splits_worker` instead, over the same work items.
 
     ``node_best[k]`` is the best proxy reached so far by node ``k``'s other features
     (``shared_best``, shared with the threads searching them): each sweep starts its
@@ -1488,92 +1482,139 @@ def best_splits_worker(
             node = nodes[k]
             start = node_start[node]
             end = node_end[node]
-            if random_search is not None:
-                proxy, pos, threshold, missing = random_split_in_segment(
-                    idx, val, codes, start, end, contrib, sample_weight, unit_weight,
-                    unit_sample_weight, node_stats[node], node_weight[node], n_sweep, criterion,
-                    min_samples_leaf, min_weight_leaf, out_threshold[k, f], out_missing[k, f] == 1,
-                    left, missing_stats,
-                )  # fmt: skip
-            else:
-                total = node_stats[node]
-                weight = node_weight[node]
-                n_missing = count_missing(val, start, end) if nan_search is not None else 0
-                end_non_missing = end - n_missing
-                missing_weight = 0.0
-                if nan_search is not None and n_missing > 0 and end_non_missing > start:
-                    missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib,
-                                                sample_weight, unit_weight, unit_sample_weight,
-                                                n_sweep, missing_stats)  # fmt: skip
-                proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
-                # One call site of each sweep, run once without NaN rows and twice with them
-                # (NaN right, then NaN left): three call sites compiled three copies of the
-                # inlined sweeps. None when every value is NaN.
-                n_passes = 0 if end_non_missing == start else (2 if n_missing > 0 else 1)
-                for nan_pass in range(n_passes):
-                    pass_proxy, pass_pos, pass_threshold = NO_SPLIT, end_non_missing, 0.0
-                    # Constant feature in this node: scikit-learn skips it the same way.
-                    if val[end_non_missing - 1] > val[start] + FEATURE_THRESHOLD:
-                        p, weight_left, min_left, min_right = prepare_sweep(
-                            val, codes, start, end_non_missing, total, n_sweep, min_samples_leaf,
-                            n_missing, nan_pass == 1, missing_stats, missing_weight, unit_weight,
-                            left,
+            total = node_stats[node]
+            weight = node_weight[node]
+            n_missing = count_missing(val, start, end) if nan_search is not None else 0
+            end_non_missing = end - n_missing
+            missing_weight = 0.0
+            if nan_search is not None and n_missing > 0 and end_non_missing > start:
+                missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib,
+                                            sample_weight, unit_weight, unit_sample_weight,
+                                            n_sweep, missing_stats)  # fmt: skip
+            proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
+            # One call site of each sweep, run once without NaN rows and twice with them
+            # (NaN right, then NaN left): three call sites compiled three copies of the
+            # inlined sweeps. None when every value is NaN.
+            n_passes = 0 if end_non_missing == start else (2 if n_missing > 0 else 1)
+            for nan_pass in range(n_passes):
+                pass_proxy, pass_pos, pass_threshold = NO_SPLIT, end_non_missing, 0.0
+                # Constant feature in this node: scikit-learn skips it the same way.
+                if val[end_non_missing - 1] > val[start] + FEATURE_THRESHOLD:
+                    p, weight_left, min_left, min_right = prepare_sweep(
+                        val, codes, start, end_non_missing, total, n_sweep, min_samples_leaf,
+                        n_missing, nan_pass == 1, missing_stats, missing_weight, unit_weight,
+                        left,
+                    )  # fmt: skip
+                    known_proxy = read_best(node_best, k)
+                    # The sweeps are picked here, not in a helper of their own, so that each
+                    # is copied once (see the Notes).
+                    if (
+                        unit_gini_search is not None
+                        and unit_weight
+                        and criterion == GINI
+                        and weight < EXACT_SQUARES_LIMIT
+                    ):
+                        pass_proxy, pass_pos, pass_threshold = unit_gini_sweep(
+                            val, codes, start, p, end_non_missing, total, weight, weight_left,
+                            n_sweep, min_left, min_right, min_weight_leaf, left, known_proxy,
+                            block,
                         )  # fmt: skip
-                        known_proxy = read_best(node_best, k)
-                        # The sweeps are picked here, not in a helper of their own, so that each
-                        # is copied once (see the Notes).
-                        if (
-                            unit_gini_search is not None
-                            and unit_weight
-                            and criterion == GINI
-                            and weight < EXACT_SQUARES_LIMIT
-                        ):
-                            pass_proxy, pass_pos, pass_threshold = unit_gini_sweep(
-                                val, codes, start, p, end_non_missing, total, weight, weight_left,
-                                n_sweep, min_left, min_right, min_weight_leaf, left, known_proxy,
-                                block,
-                            )  # fmt: skip
-                        elif unit_entropy_search is not None and unit_weight and xlogx.shape[0] > 0:
-                            # entropy or gain ratio, rows
-                            pass_proxy, pass_pos, pass_threshold = unit_entropy_sweep(
-                                val, codes, start, p, end_non_missing, total, weight, weight_left,
-                                n_sweep, min_left, min_right, min_weight_leaf, left,
-                                NO_SPLIT if criterion == GAIN_RATIO else known_proxy, xlogx,
-                            )  # fmt: skip
-                        elif (
-                            weighted_entropy_search is not None
-                            and not unit_weight
-                            and (criterion == ENTROPY or criterion == GAIN_RATIO)
-                            and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
-                            and mostly_distinct(val, p, end_non_missing)
-                        ):
-                            pass_proxy, pass_pos, pass_threshold = weighted_entropy_sweep(
-                                idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
-                                total, weight, weight_left, n_sweep, min_left, min_right,
-                                min_weight_leaf, left,
-                                NO_SPLIT if criterion == GAIN_RATIO else known_proxy,
-                            )  # fmt: skip
-                        elif general_search is not None:
-                            pass_proxy, pass_pos, pass_threshold = general_sweep(
-                                idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
-                                unit_weight, unit_sample_weight, total, weight, weight_left,
-                                n_sweep, criterion, min_left, min_right, min_weight_leaf, left,
-                                known_proxy,
-                            )  # fmt: skip
-                    if nan_pass == 0:
-                        proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
-                        if nan_search is not None and n_missing > 0:
-                            missing = 0
-                            proxy_inf = values_versus_missing_proxy(
-                                end_non_missing - start, n_missing, weight, missing_weight, total,
-                                missing_stats, n_sweep, criterion, min_samples_leaf,
-                                min_weight_leaf, left,
-                            )  # fmt: skip
-                            if proxy_inf > proxy:
-                                proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
-                    elif pass_proxy > proxy:
-                        proxy, pos, threshold, missing = pass_proxy, pass_pos, pass_threshold, 1
-                offer_best(node_best, k, proxy)
+                    elif unit_entropy_search is not None and unit_weight and xlogx.shape[0] > 0:
+                        # entropy or gain ratio, rows
+                        pass_proxy, pass_pos, pass_threshold = unit_entropy_sweep(
+                            val, codes, start, p, end_non_missing, total, weight, weight_left,
+                            n_sweep, min_left, min_right, min_weight_leaf, left,
+                            NO_SPLIT if criterion == GAIN_RATIO else known_proxy, xlogx,
+                        )  # fmt: skip
+                    elif (
+                        weighted_entropy_search is not None
+                        and not unit_weight
+                        and (criterion == ENTROPY or criterion == GAIN_RATIO)
+                        and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES
+                        and mostly_distinct(val, p, end_non_missing)
+                    ):
+                        pass_proxy, pass_pos, pass_threshold = weighted_entropy_sweep(
+                            idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
+                            total, weight, weight_left, n_sweep, min_left, min_right,
+                            min_weight_leaf, left,
+                            NO_SPLIT if criterion == GAIN_RATIO else known_proxy,
+                        )  # fmt: skip
+                    elif general_search is not None:
+                        pass_proxy, pass_pos, pass_threshold = general_sweep(
+                            idx, val, codes, start, p, end_non_missing, contrib, sample_weight,
+                            unit_weight, unit_sample_weight, total, weight, weight_left,
+                            n_sweep, criterion, min_left, min_right, min_weight_leaf, left,
+                            known_proxy,
+                        )  # fmt: skip
+                if nan_pass == 0:
+                    proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
+                    if nan_search is not None and n_missing > 0:
+                        missing = 0
+                        proxy_inf = values_versus_missing_proxy(
+                            end_non_missing - start, n_missing, weight, missing_weight, total,
+                            missing_stats, n_sweep, criterion, min_samples_leaf,
+                            min_weight_leaf, left,
+                        )  # fmt: skip
+                        if proxy_inf > proxy:
+                            proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
+                elif pass_proxy > proxy:
+                    proxy, pos, threshold, missing = pass_proxy, pass_pos, pass_threshold, 1
+            offer_best(node_best, k, proxy)
+            out_proxy[k, f] = proxy
+            out_pos[k, f] = pos
+            out_threshold[k, f] = threshold
+            out_missing[k, f] = missing
+    keep_alive(owned)
+
+
+@kernel
+def random_splits_worker(
+    queue, n_threads, nodes, candidate, node_start, node_end, node_stats, node_weight,
+    sorted_idx, sorted_val, sorted_code, contrib, sample_weight, unit_weight, unit_sample_weight,
+    n_sweep, criterion, min_samples_leaf, min_weight_leaf, out_proxy, out_pos, out_threshold,
+    out_missing,
+):  # fmt: skip
+    """One thread's share of the random splits of a batch (``splitter="random"``).
+
+    The work items, arguments and outputs of :func:`best_splits_worker` (without the
+    sweeps' switches, table and shared bests), but no feature is swept: on entry
+    ``out_threshold[k, f]`` and ``out_missing[k, f]`` hold the threshold and NaN side drawn
+    for node ``k``, and only that split is scored (:func:`random_split_in_segment`), which
+    writes ``out_*[k, f]`` for every ``candidate[k, f]``.
+
+    Notes
+    -----
+    A kernel of its own rather than a switch of :func:`best_splits_worker`: that
+    specialisation compiled the worker's whole scaffolding (NaN passes, sweep set-up) for a
+    loop that calls one kernel per item, and it draws nothing from ``node_best``.
+    """
+    # Scratch held in ``owned`` until the loop is done; the loop passes uncounted views.
+    owned = (np.empty(n_sweep, dtype=np.float64), np.empty(n_sweep, dtype=np.float64))
+    left, missing_stats = borrowed(owned)
+    (nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
+     sorted_code, contrib, sample_weight, out_proxy, out_pos, out_threshold,
+     out_missing) = borrowed((
+        nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
+        sorted_code, contrib, sample_weight, out_proxy, out_pos, out_threshold,
+        out_missing))  # fmt: skip
+    cuts = parts_of_batch(nodes, node_start, node_end, n_threads)
+    while True:
+        f, first, stop = claim_feature_part(queue, cuts, sorted_idx.shape[0])
+        if f < 0:
+            break
+        idx = sorted_idx[f]
+        val = sorted_val[f]
+        codes = sorted_code[f]
+        for k in range(first, stop):
+            if not candidate[k, f]:
+                continue  # another search's column, or NO_SPLIT from the caller
+            node = nodes[k]
+            proxy, pos, threshold, missing = random_split_in_segment(
+                idx, val, codes, node_start[node], node_end[node], contrib, sample_weight,
+                unit_weight, unit_sample_weight, node_stats[node], node_weight[node], n_sweep,
+                criterion, min_samples_leaf, min_weight_leaf, out_threshold[k, f],
+                out_missing[k, f] == 1, left, missing_stats,
+            )  # fmt: skip
             out_proxy[k, f] = proxy
             out_pos[k, f] = pos
             out_threshold[k, f] = threshold

@@ -70,8 +70,8 @@ def _kernel_split(
     # The builder's table of n ln n (entropy on row counts screens its cuts with it): the
     # kernel takes the screened entropy sweep wherever it has a table, Gini or not.
     xlogx = sweep_exact.screening_table(len(x), unit_weight, code_of_criterion)
-    # The switches the builder would pass for a large fit (the accelerated sweeps) with NaN.
-    switches = sweep_exact.sweep_switches(True, True)
+    # The switches the builder would pass for a large fit (the accelerated sweeps).
+    switches = sweep_exact.sweep_switches(True)
     sweep_exact.best_splits_worker(
         np.zeros(1, np.int64), np.int64(1), one, np.ones((1, 1), np.uint8), one,
         np.array([len(x)]), total[None, :], np.array([w.sum()]), sorted_idx, sorted_val, codes,

@@ -757,8 +757,6 @@ def build(spec, rows, columns, criterion, switches):
     # accelerator: large fits only).
     accelerate = n_samples >= ACCELERATE_MIN_ROWS
     xlogx = screening_table(n_samples, unit_weight, criterion) if accelerate else NO_TABLE
-    # NaN sorts last in each presorted column (two-valued columns are not sorted and have none).
-    has_missing = bool((np.isnan(sorted_val[:, -1]) & (two_valued[0] < 0)).any())
     fit = PresortedFit(
         sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, bool(unit_weight),
         # Unweighted regression: the sweep counts rows for the side weights instead of
@@ -767,7 +765,7 @@ def build(spec, rows, columns, criterion, switches):
         bool(is_regression), int(n_sweep), int(criterion), rules, int(max_features),
         float(weight_root), rng_state, bool(parallel), int(n_chunks), bool(random_split),
         switch(mdl_stop), cat_slot, two_valued, row_feature, upkeep, switches,
-        sweep_switches(has_missing, accelerate),
+        sweep_switches(accelerate),
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0

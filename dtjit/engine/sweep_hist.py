@@ -42,7 +42,7 @@ from .sweep_exact import (
     entropy_bound,
     entropy_margin,
     unit_entropy_proxy,
-    values_versus_missing_sides,
+    values_versus_missing_single_output,
 )
 from .work_queue import claim_item
 
@@ -414,17 +414,10 @@ def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, 
             best_proxy, best_cut, best_threshold = proxy, cut, threshold
             if n_missing > 0.0:
                 best_missing = 0
-                # The exact splitter's values_versus_missing_proxy, whose split_proxy
-                # calls single_output_proxy for every criterion of this splitter: the same
-                # proxies, without compiling the multi-output scores into a hist fit.
-                proxy_inf = NO_SPLIT
-                if values_versus_missing_sides(
+                proxy_inf = values_versus_missing_single_output(
                     n_rows - n_missing, n_missing, weight, weight_missing, total,
-                    hist[nan_bin], n_sweep, min_samples_leaf, min_weight_leaf, left,
-                ):  # fmt: skip
-                    proxy_inf = single_output_proxy(
-                        criterion, left, total, n_sweep, weight - weight_missing, weight_missing
-                    )
+                    hist[nan_bin], n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
+                )  # fmt: skip
                 if proxy_inf > best_proxy:
                     best_proxy, best_threshold = proxy_inf, np.inf
                     best_cut = first_bin + n_values - 1

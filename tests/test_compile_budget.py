@@ -38,8 +38,8 @@ BUDGETS = {
     "gain_ratio": 3,  # 1
     "poisson": 2,  # 0
     "absolute_error": 7,  # 5
-    "nan": 3,  # 1
-    "categorical": 5,  # 3
+    "nan": 2,  # 0
+    "categorical": 6,  # 4
     "multi-output": 8,  # 6
     "many-classes": 6,  # 4
     "n_jobs": 6,  # 4

@@ -34,8 +34,8 @@ COMMON = "common"
 # Seconds each family's steps took in a cold `dtjit compile --jobs 2` (numba 0.68, 2 cores):
 # what a family compiles beyond the kernels the processes share through the cache. Only to
 # balance `dtjit compile --jobs`.
-FAMILY_COST = {COMMON: 41.1, "hist": 11.3, "categorical": 9.0, "multi-output": 6.8,
-               "criteria": 5.8, "many-classes": 5.5, "two-valued": 2.9}  # fmt: skip
+FAMILY_COST = {COMMON: 39.2, "hist": 17.8, "many-classes": 16.0, "categorical": 10.6,
+               "multi-output": 8.9, "criteria": 6.3, "two-valued": 3.3}  # fmt: skip
 # Classes of the many-classes step: past 256 the presorted class codes take two bytes.
 MANY_CLASSES = 300
 
@@ -184,6 +184,12 @@ def warm_up_steps(
         X_wide = np.tile(X_large, (1, -(-PASS_PARALLEL_MIN_WORK // X_large.size)))
         Classifier(max_depth=2, n_jobs=-1).fit(X_wide, y_large)
 
+    def hist_large() -> None:
+        # From ACCELERATE_MIN_ROWS rows, small nodes are swept by rows (sweep_hist's row
+        # sweeps): a specialisation of the search of its own.
+        for n_jobs in (None, -1):
+            Classifier(splitter="hist", max_depth=8, n_jobs=n_jobs).fit(X_large, y_large)
+
     def hist_two_bins() -> None:
         # A column of two values is binned by one comparison (binning.two_bin_switch).
         Classifier(splitter="hist", random_state=SEED).fit(iris_indicator, iris_y)
@@ -200,6 +206,9 @@ def warm_up_steps(
             model.predict(iris_nan)
         model = Classifier(max_depth=6, n_jobs=-1, random_state=SEED).fit(X_nan, y)
         model.predict(X_nan[:1000]), model.predict(threaded_predict_rows(X_nan))
+        # The exact search's accelerated sweeps with NaN rows (a large fit).
+        X_large_nan = np.tile(X_nan, (large, 1))
+        Classifier(max_depth=6, random_state=SEED).fit(X_large_nan, y_large)
 
     categorical_splitters = [s for s in splitters if s != "random"]  # "random" refuses them
 
@@ -253,6 +262,8 @@ def warm_up_steps(
         Classifier(criterion="entropy", max_depth=6, random_state=SEED).fit(
             X[:n_few_rows], many_labels[:n_few_rows], sample_weight=weights[:n_few_rows]
         )
+        # The accelerated sweeps on two-byte class codes (a large fit).
+        Classifier(max_depth=4, random_state=SEED).fit(X_large, np.tile(many_labels, large))
 
     def pruning() -> None:
         Classifier(ccp_alpha=0.01).fit(iris_X, iris_y).cost_complexity_pruning_path(iris_X, iris_y)
@@ -294,6 +305,8 @@ def warm_up_steps(
             ]  # fmt: skip
     if "hist" in splitters:
         steps.append(Step("hist fit: a 0/1 column (serial and n_jobs=-1)", hist_two_bins, "hist"))
+        steps.append(Step(f"hist fit: {len(X_large):,} rows (row sweeps; serial and n_jobs=-1)",
+                          hist_large, "hist"))  # fmt: skip
     steps += [
         Step("classifier: entropy, max_leaf_nodes, max_features, sample_weight, predict_proba, "
              "apply, decision_path (serial and n_jobs=-1)", other_paths, COMMON),
@@ -303,7 +316,8 @@ def warm_up_steps(
              "(serial and n_jobs=-1)", two_valued, "two-valued"),
         Step(f"classifier: {len(X_large):,} rows (block sweeps, vector partition; serial and "
              "n_jobs=-1)", large_fits, COMMON),
-        Step("classifier: NaN in X, fit + predict (each splitter)", missing_values, COMMON),
+        Step("classifier: NaN in X, fit + predict (each splitter; a large fit)", missing_values,
+             COMMON),
         Step("classifier: categorical features, fit + predict, apply, decision_path "
              f"(serial and n_jobs=-1; {', '.join(categorical_splitters)})", categorical,
              "categorical"),
@@ -312,7 +326,7 @@ def warm_up_steps(
         Step("classifier / regressor: multi-output y, fit + predict (each splitter)",
              multi_output, "multi-output"),
         Step(f"classifier: {MANY_CLASSES} classes (two-byte class codes), fit + predict_proba "
-             "(serial and n_jobs=-1), weighted", many_classes, "many-classes"),
+             "(serial and n_jobs=-1), weighted, a large fit", many_classes, "many-classes"),
         Step("classifier: ccp_alpha and cost_complexity_pruning_path", pruning, COMMON),
         Step("MDLPDiscretizer fit + transform (not a tree kernel)", discretizer, COMMON),
     ]  # fmt: skip

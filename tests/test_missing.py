@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _assertions import assert_same_as_sklearn, assert_trees_identical, compare_with_sklearn
-from _reference import reference_random_split, reference_split_with_missing
+from _reference import _proxy, _stats, reference_random_split, reference_split_with_missing
 from sklearn import tree as sk_tree
 
 import dtjit
@@ -552,3 +552,33 @@ def test_cli_fit_reads_empty_cells_as_missing(tmp_path, shared_data, capsys):
     model = dtjit.load(tmp_path / "m.npz")
     direct = dtjit.DecisionTreeClassifier().fit(table.drop(columns="species"), table["species"])
     assert_trees_identical(model, direct)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+@pytest.mark.parametrize("min_samples_leaf", [1, 7, 8])
+def test_missing_tail_split_matches_reference(criterion, min_samples_leaf):
+    """The NaN tail's statistics and the cut "every value | NaN", against a slow reference."""
+    rng = np.random.default_rng(min_samples_leaf)
+    n, n_classes = 40, 3
+    y = rng.integers(0, n_classes, n)
+    w = rng.uniform(0.5, 2.0, n)
+    idx = rng.permutation(n).astype(np.int32)
+    codes = y[idx].astype(np.uint8)
+    start, end_non_missing, end = 5, 28, 35  # positions [28, 35) hold the node's NaN rows
+    values, tail = idx[start:end_non_missing], idx[end_non_missing:end]
+    everything = _stats(idx[start:end], y, w, True, n_classes)
+    code = dtjit.engine.jit.CRITERION_CODES[criterion]
+    missing_stats, left = np.full(n_classes, np.nan), np.full(n_classes, np.nan)
+    missing_weight, proxy = sweep_exact.missing_tail_split(
+        idx, codes, np.int64(start), np.int64(end_non_missing), np.int64(end), w, w, False,
+        False, np.int64(n_classes), everything.counts, everything.weight, np.int64(code),
+        np.int64(min_samples_leaf), 0.0, missing_stats, left,
+    )  # fmt: skip
+    expected_tail = _stats(tail, y, w, True, n_classes)
+    np.testing.assert_allclose(missing_stats, expected_tail.counts, rtol=1e-12)
+    assert missing_weight == pytest.approx(expected_tail.weight, rel=1e-12)
+    if min(len(values), len(tail)) < min_samples_leaf:
+        assert proxy == -np.inf
+    else:
+        expected = _proxy(_stats(values, y, w, True, n_classes), everything, criterion)
+        assert proxy == pytest.approx(expected, rel=1e-12)

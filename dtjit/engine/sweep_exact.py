@@ -1281,6 +1281,33 @@ def values_versus_missing_single_output(
     )
 
 
+@kernel
+def missing_tail_split(
+    idx, codes, start, end_non_missing, end, contrib, sample_weight, unit_weight,
+    unit_sample_weight, n_sweep, total, weight, criterion, min_samples_leaf, min_weight_leaf,
+    missing_stats, left,
+):  # fmt: skip
+    """Score the NaN tail ``[end_non_missing, end)`` of a segment: its statistics and cut.
+
+    Fills ``missing_stats[:n_sweep]`` (:func:`tail_stats`) and returns the tail's weight and
+    the proxy of the cut "every value left, NaN right"
+    (:func:`values_versus_missing_single_output`); ``left`` is scratch.
+
+    A kernel, called for the (node, feature) pairs that hold NaN only: one copy per class
+    code dtype serves every specialisation of :func:`best_splits_worker` (inlined, it was
+    compiled into each of them, 0.5 s a copy).
+    """
+    missing_weight = tail_stats(
+        idx, codes, end_non_missing, end, contrib, sample_weight, unit_weight,
+        unit_sample_weight, n_sweep, missing_stats,
+    )  # fmt: skip
+    proxy = values_versus_missing_single_output(
+        end_non_missing - start, end - end_non_missing, weight, missing_weight, total,
+        missing_stats, n_sweep, criterion, min_samples_leaf, min_weight_leaf, left,
+    )  # fmt: skip
+    return missing_weight, proxy
+
+
 @inline_kernel
 def first_position_above(val, start, end, threshold):
     """First position of the sorted segment ``val[start:end]`` whose value exceeds ``threshold``.
@@ -1509,11 +1536,13 @@ def best_splits_worker(
             weight = node_weight[node]
             n_missing = count_missing(val, start, end)
             end_non_missing = end - n_missing
-            missing_weight = 0.0
+            missing_weight, proxy_inf = 0.0, NO_SPLIT
             if n_missing > 0 and end_non_missing > start:
-                missing_weight = tail_stats(idx, codes, end_non_missing, end, contrib,
-                                            sample_weight, unit_weight, unit_sample_weight,
-                                            n_sweep, missing_stats)  # fmt: skip
+                missing_weight, proxy_inf = missing_tail_split(
+                    idx, codes, start, end_non_missing, end, contrib, sample_weight,
+                    unit_weight, unit_sample_weight, n_sweep, total, weight, criterion,
+                    min_samples_leaf, min_weight_leaf, missing_stats, left,
+                )  # fmt: skip
             proxy, pos, threshold, missing = NO_SPLIT, end, 0.0, -1
             # One call site of each sweep, run once without NaN rows and twice with them
             # (NaN right, then NaN left): three call sites compiled three copies of the
@@ -1573,11 +1602,6 @@ def best_splits_worker(
                     proxy, pos, threshold = pass_proxy, pass_pos, pass_threshold
                     if n_missing > 0:
                         missing = 0
-                        proxy_inf = values_versus_missing_single_output(
-                            end_non_missing - start, n_missing, weight, missing_weight, total,
-                            missing_stats, n_sweep, criterion, min_samples_leaf,
-                            min_weight_leaf, left,
-                        )  # fmt: skip
                         if proxy_inf > proxy:
                             proxy, pos, threshold = proxy_inf, end_non_missing, np.inf
                 elif pass_proxy > proxy:

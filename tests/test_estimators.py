@@ -391,7 +391,7 @@ def test_input_kinds_reach_each_kernel_with_one_signature(tmp_path):
                     "sweep_exact": sweep_exact, "sweep_two_valued": sweep_two_valued}}
         # Trailing arguments that are switches (True or None): each value a fit uses is a
         # signature of its own, on purpose, so they are left out of the count.
-        for kernel, switches in (("walk.route_rows_serial", 0),
+        for kernel, switches in (("walk.route_rows_serial", 1),
                                  ("walk.decision_path_rows", 0),
                                  ("choose.count_children", 0), ("choose.sum_children", 1),
                                  ("choose.accept_splits", 1), ("grow.mark_sides", 0),

@@ -613,7 +613,8 @@ def walk_rows(
 
 @kernel
 def route_block(
-    X, start, stop, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan
+    X, start, stop, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan,
+    nan_walk,
 ):  # fmt: skip
     """Route rows ``[start, stop)`` of ``X``, checking them for NaN and infinity on the way.
 
@@ -639,6 +640,10 @@ def route_block(
         Written at rows ``[start, stop)``.
     allow_nan : bool
         Route rows holding NaN (along each node's ``nan_right`` bit) instead of stopping.
+    nan_walk : True or None
+        None leaves the walk with the NaN test out of the compiled code: a block holding
+        NaN then reports ``ROWS_HAVE_NAN`` without being routed, and the caller routes
+        again with True (:func:`route_rows`). Data without NaN never compiles that walk.
 
     Returns
     -------
@@ -652,18 +657,13 @@ def route_block(
     cache; a block holding NaN is walked again with the NaN test. Checking after walking
     reads X from memory once: a separate scan first cost a second pass over memory, as long
     as the walk itself on shallow trees. Cost O(rows * depth).
-
-    Both walks (``walk_phase`` once per literal ``with_nan``) compile with this kernel. A
-    switch leaving the NaN walk out until a block held NaN compiled this kernel and
-    :func:`route_rows_serial` a second time each, for more than the NaN walk saved; one
-    ``walk_phase`` with the NaN test as a run-time flag walked 3-6 % slower.
     """
     walk_rows(X, start, stop, nodes, shift, feature_mask, phases, tree_node, payload, out, False)
     bits = X.view(np.uint32).reshape(-1)  # a view: X is C-contiguous
     if rows_all_finite(bits, X.shape[1], start, stop):
         return ROWS_FINITE
     found = classify_rows(X, start, stop)
-    if found == ROWS_HAVE_NAN and allow_nan:
+    if nan_walk is not None and found == ROWS_HAVE_NAN and allow_nan:
         walk_rows(X, start, stop, nodes, shift, feature_mask, phases, tree_node, payload, out, True)
     return found
 
@@ -730,7 +730,9 @@ def route_rows_plain(X, feature, threshold, left, right, nan_right, payload, out
 
 
 @kernel
-def route_rows_serial(X, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan):
+def route_rows_serial(
+    X, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan, nan_walk
+):
     """Route every row of ``X`` (see :func:`route_block`), one thread.
 
     Notes
@@ -757,16 +759,26 @@ def route_rows_serial(X, nodes, shift, feature_mask, phases, tree_node, payload,
                 payload,
                 out,
                 allow_nan,
+                nan_walk,
             ),
         )
-        if found == ROWS_HAVE_INF or (found == ROWS_HAVE_NAN and not allow_nan):
+        if found == ROWS_HAVE_INF or (
+            found == ROWS_HAVE_NAN and (nan_walk is None or not allow_nan)
+        ):
             break
     return found
 
 
 def route_rows(X, packed, payload, out, allow_nan):
-    """Run :func:`route_rows_serial` over ``X`` (``packed``: :meth:`Tree.packed_nodes`)."""
-    return route_rows_serial(X, *packed, payload, out, allow_nan)
+    """Run :func:`route_rows_serial` over ``X`` (``packed``: :meth:`Tree.packed_nodes`).
+
+    Rows are walked without the NaN test first; only when some hold NaN that ``allow_nan``
+    routes are they all walked again with it, so the NaN walk compiles on first use.
+    """
+    found = route_rows_serial(X, *packed, payload, out, allow_nan, None)
+    if found == ROWS_HAVE_NAN and allow_nan:
+        found = route_rows_serial(X, *packed, payload, out, allow_nan, True)
+    return found
 
 
 @kernel

@@ -191,6 +191,38 @@ def test_renumbered_samples_grow_the_tree_grown_without(monkeypatch, task):
     assert_trees_identical(renumbered, plain)
 
 
+@pytest.mark.parametrize(
+    "n_samples, n_features, n_classes, criterion, unit_weight, hist, expected",
+    [
+        (150, 4, 3, "gini", True, False, False),  # iris: the plain tier, compiled in seconds
+        (150, 4, 3, "entropy", True, True, False),
+        (65_536, 1, 2, "gini", True, False, True),  # from ACCELERATE_MIN_ROWS rows: every fit
+        (65_536, 1, 1, "squared_error", False, True, True),
+        (20_000, 20, 2, "gini", True, False, False),  # 4M units: plain
+        (60_000, 20, 3, "gini", True, False, False),  # 13M
+        (20_000, 20, 300, "gini", True, False, True),  # many classes: 123M
+        (20_000, 20, 3, "entropy", True, False, True),  # entropy counts 5x in the exact sweeps
+        (20_000, 20, 10, "entropy", True, True, False),  # ... twice in the bins
+        (20_000, 20, 50, "gini", True, True, True),
+        (5_000, 20, 50, "gain_ratio", True, False, True),
+        (20_000, 20, 300, "gini", False, False, False),  # weighted Gini: no accelerated sweep
+        (20_000, 20, 300, "entropy", False, False, True),  # weighted entropy: exact only
+        (20_000, 20, 300, "entropy", False, True, False),
+        (20_000, 20, 2, "entropy", False, False, False),  # ... from 3 classes
+        (60_000, 500, 1, "squared_error", True, False, False),  # regression: by rows only
+    ],
+)  # fmt: skip
+def test_accelerated_tier_follows_rows_or_the_class_work(
+    n_samples, n_features, n_classes, criterion, unit_weight, hist, expected
+):
+    from dtjit.engine.jit import CRITERION_CODES
+
+    code = CRITERION_CODES[criterion]
+    assert _builder.takes_accelerators(
+        n_samples, n_features, n_classes, code, unit_weight, hist
+    ) is expected
+
+
 @pytest.mark.parametrize("splitter", ["best", "hist"])
 @pytest.mark.parametrize(
     "criterion, n_classes, weighted",
@@ -218,6 +250,7 @@ def test_accelerators_grow_the_tree_the_plain_kernels_grow(monkeypatch, splitter
     fits = []
     for threshold in (0, 2**40):  # every fit accelerated, then none
         monkeypatch.setattr(_builder, "ACCELERATE_MIN_ROWS", threshold)
+        monkeypatch.setattr(_builder, "ACCELERATE_MIN_WORK", threshold)
         monkeypatch.setattr(sweep_exact, "ACCELERATE_MIN_ROWS", threshold)
         monkeypatch.setattr(sweep_two_valued, "MIN_ROWS", threshold)
         est = dtjit.DecisionTreeClassifier(criterion=criterion, splitter=splitter)

@@ -49,8 +49,10 @@ from .criterion import multi_output_impurity, n_outputs_of
 from .gain_ratio import gain_ratio_features_binned, gain_ratio_features_presorted
 from .jit import (
     ABSOLUTE_ERROR,
+    ENTROPY,
     EPSILON,
     GAIN_RATIO,
+    GINI,
     MULTI_OUTPUT,
     PARALLEL_MIN_WORK,
     TREE_LEAF,
@@ -86,6 +88,7 @@ from .sweep_exact import (
     UPKEEP_ALWAYS,
     UPKEEP_NEVER,
     UPKEEP_UNLESS_CONSTANT,
+    WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES,
     best_splits_worker,
     count_missing,
     draw_candidate_features,
@@ -303,6 +306,42 @@ class PresortedFit(NamedTuple):
 
 # No n ln n table: the entropy sweeps score every cut (see ``sweep_exact.screening_table``).
 NO_TABLE = np.zeros(0, dtype=np.int64)
+
+# Below ACCELERATE_MIN_ROWS rows, a classification fit takes the accelerated tier when the
+# plain tier would cost it about 0.25 s of CPU or more. The plain tier's general sweeps score
+# a cut in O(classes), the accelerated ones in O(1). Its cost, in units of rows x features
+# x (classes + CLASS_WORK_OFFSET) (a part per row, then one per class and cut), entropy's
+# *_ENTROPY_WORK times as many (a logarithm per class), was about 1.5e-8 s a unit here
+# (make_classification, 20 features, full depth, 3 to 300 classes), so ACCELERATE_MIN_WORK
+# units are 0.25 s. The plain tier took 20k x 300 classes with Gini and 20k x 10 classes with
+# entropy 8-10x the accelerated tier's time (bench_tiers.py).
+ACCELERATE_MIN_WORK = 1 << 24
+CLASS_WORK_OFFSET = 8
+EXACT_ENTROPY_WORK = 5
+HIST_ENTROPY_WORK = 2
+
+
+def takes_accelerators(n_samples, n_features, n_sweep, criterion, unit_weight, hist):
+    """Whether a fit runs the accelerated tier (its own specialisation of the searches).
+
+    Every fit from ``ACCELERATE_MIN_ROWS`` rows on. A smaller classification fit whose
+    criterion has an accelerated sweep (Gini and entropy on row counts; with weights,
+    entropy of at least ``WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES`` classes in the exact
+    splitter only) when its estimated plain-tier work reaches ``ACCELERATE_MIN_WORK``:
+    many classes or entropy make a mid-size fit slow in the plain tier, and a compile of a
+    few seconds, once per machine, soon repays itself. Both tiers grow the same trees.
+    """
+    if n_samples >= ACCELERATE_MIN_ROWS:
+        return True
+    entropy = criterion == ENTROPY or criterion == GAIN_RATIO
+    if criterion == GINI and unit_weight:
+        factor = 1
+    elif entropy and (unit_weight or (not hist and n_sweep >= WEIGHTED_ENTROPY_SCREEN_MIN_CLASSES)):
+        factor = HIST_ENTROPY_WORK if hist else EXACT_ENTROPY_WORK
+    else:
+        return False
+    work = n_samples * n_features * (n_sweep + CLASS_WORK_OFFSET) * factor
+    return work >= ACCELERATE_MIN_WORK
 
 
 def parallel_pays(fit, work):
@@ -754,8 +793,10 @@ def build(spec, rows, columns, criterion, switches):
         criterion, (absolute_error_search, multi_output_search),
     )  # fmt: skip
     # Entropy and gain ratio on row counts screen their cuts with a table of n ln n (an
-    # accelerator: large fits only).
-    accelerate = n_samples >= ACCELERATE_MIN_ROWS
+    # accelerator, like the block sweeps).
+    accelerate = takes_accelerators(
+        n_samples, sorted_idx.shape[0], n_sweep, criterion, unit_weight, hist=False
+    )
     xlogx = screening_table(n_samples, unit_weight, criterion) if accelerate else NO_TABLE
     fit = PresortedFit(
         sorted_idx, sorted_val, sorted_code, code, contrib, sample_weight, y, bool(unit_weight),
@@ -1552,21 +1593,23 @@ def build_hist(spec, rows, columns, criterion, categorical_search):
     # From here on indexed by position, like codes (partitioned); rows is still 0 .. n - 1
     # here. Unweighted classification reads none of contrib, weight and target by position.
     n_positioned = 0 if unit_weight else n_samples
+    # The xlogx screen and the row sweeps of small nodes are the accelerators here.
+    accelerate = takes_accelerators(
+        n_samples, n_features, n_sweep, criterion, unit_weight, hist=True
+    )
     fit = BinnedFit(
         codes, bin_offset, bin_min, bin_max, features_with_near_ties(bin_offset, bin_min, bin_max),
         rows, code.copy(), contrib, sample_weight, y, contrib[:n_positioned].copy(),
         sample_weight[:n_positioned].copy(),
         y[:n_positioned].copy() if is_regression else y[:0].copy(), bool(unit_weight),
         bool(is_regression), int(n_sweep), int(criterion),
-        screening_table(n_samples, unit_weight, criterion)
-        if n_samples >= ACCELERATE_MIN_ROWS
-        else NO_TABLE,
+        screening_table(n_samples, unit_weight, criterion) if accelerate else NO_TABLE,
         rules, int(max_features),
         float(weight_root), rng_state, bool(parallel), int(n_chunks), switch(mdl_stop), cat_slot,
         nan_bin, categorical_search,
         stored_histogram_min_rows(n_features, int(bin_offset[n_features]), n_hist),
-        # The row sweeps of small nodes are an accelerator of large fits.
-        (switch(n_samples >= ACCELERATE_MIN_ROWS),),
+        # The row sweeps of small nodes (an accelerator).
+        (switch(accelerate),),
     )  # fmt: skip
     node_count = 1
     best_first = max_leaf_nodes > 0

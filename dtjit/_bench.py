@@ -51,8 +51,8 @@ def _first_call_seconds() -> tuple[float, float]:
 
     The first call loads the compiled kernels from numba's on-disk cache, or compiles them
     when there is no valid cache yet. Its rows reach what the timed fits run: the threaded
-    kernels, and the accelerators of fits from ``ACCELERATE_MIN_ROWS`` rows on (block
-    sweeps, vector partition), so both the serial (``n_jobs=None``) and the threaded
+    kernels, and the accelerators of fits from ``ACCELERATE_MIN_ROWS`` rows on (block and
+    screened sweeps), so both the serial (``n_jobs=None``) and the threaded
     (``n_jobs=-1``) paths are warmed up and no timed fit compiles.
     """
     from sklearn.datasets import make_classification

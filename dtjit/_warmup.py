@@ -164,7 +164,7 @@ def warm_up_steps(
     # children split further, so the kernels of a chosen two-valued split compile too.
     iris_indicator = np.column_stack([iris_X, iris_X[:, 0] > 5.8])
     X_indicator = np.column_stack([X, (y == 1) != (np.arange(len(y)) % 10 == 0)])
-    # Rows from which the exact fit's accelerators (block sweeps, vector partition) compile.
+    # Rows from which the exact fit's accelerators (block and screened sweeps) compile.
     large = ACCELERATE_MIN_ROWS // len(X) + 1
     X_large, y_large = np.tile(X_indicator, (large, 1)), np.tile(y, large)
 
@@ -314,7 +314,7 @@ def warm_up_steps(
              "(serial and n_jobs=-1), partial dependence", regressor, COMMON),
         Step("classifier: a 0/1 column (two-valued search), fit + predict "
              "(serial and n_jobs=-1)", two_valued, "two-valued"),
-        Step(f"classifier: {len(X_large):,} rows (block sweeps, vector partition; serial and "
+        Step(f"classifier: {len(X_large):,} rows (block and screened sweeps; serial and "
              "n_jobs=-1)", large_fits, COMMON),
         Step("classifier: NaN in X, fit + predict (each splitter; a large fit)", missing_values,
              COMMON),

@@ -231,9 +231,9 @@ def test_accelerated_tier_follows_rows_or_the_class_work(
 )  # fmt: skip
 def test_accelerators_grow_the_tree_the_plain_kernels_grow(monkeypatch, splitter, criterion,
                                                            n_classes, weighted):  # fmt: skip
-    """Fits from ``ACCELERATE_MIN_ROWS`` rows on take the block and screened sweeps, the
-    vector partition and the two-valued search (hist: the row sweeps of small nodes and the
-    screened entropy sweep); smaller ones the general sweeps and the row loop. Both must
+    """Fits from ``ACCELERATE_MIN_ROWS`` rows on take the block and screened sweeps and the
+    two-valued search (hist: the row sweeps of small nodes and the screened entropy sweep);
+    smaller ones the general sweeps. Both must
     grow the same tree, bit for bit: here on the same data, with ties, NaN and 0/1 columns,
     the thresholds moved to take each way."""
     from dtjit.engine import sweep_exact, sweep_two_valued

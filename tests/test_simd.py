@@ -79,10 +79,11 @@ def test_partition_block_is_a_stable_partition(code_dtype, flip):
         assert np.all(got[n + 2 * slack :] == (0 if got.dtype == code_dtype else -1))
 
 
+@pytest.mark.parametrize("vector_blocks", [True, False])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_partition_worker_against_numpy(n_threads):
+def test_partition_worker_against_numpy(n_threads, vector_blocks):
     """Segments of 1 to about 150 rows (whole blocks and row tails), 3 features, both flips;
-    on one thread and shared by two."""
+    on one thread and shared by two; with the vector blocks and with the row loop alone."""
     rng = np.random.default_rng(3)
     n, n_features = 2000, 3
     cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n, 60)]))  # 1 to ~150 rows
@@ -115,11 +116,11 @@ def test_partition_worker_against_numpy(n_threads):
         ends.astype(np.int64), np.full(len(nodes), -1, np.int32), flags, flip, left_size,
         sorted_idx, sorted_val, sorted_code,
         np.full(n_features, sweep_exact.UPKEEP_ALWAYS, np.uint8), np.empty((n, 0), np.uint64),
-        np.int64((ends - starts).max()), True,
+        np.int64((ends - starts).max()), vector_blocks,
     )  # fmt: skip
     for want, got in zip(expected, (sorted_idx, sorted_val, sorted_code), strict=True):
         np.testing.assert_array_equal(got, want)
-    print(f"vector path: {simd.USE_COMPRESS}")
+    print(f"vector path: {simd.USE_COMPRESS and vector_blocks}")
 
 
 @numba.njit

@@ -104,7 +104,6 @@ from .sweep_exact import (
     segment_stats,
     set_side_flag,
     sweep_switches,
-    use_vector_blocks,
 )
 from .sweep_hist import (
     build_histograms_worker,
@@ -700,7 +699,7 @@ def apply_splits(batch, splits, node_count, nodes, node_bits, goes_left, fit):
             split_nodes[:n_split], nodes.start, nodes.end, split_features[:n_split], goes_left,
             flip[:n_split], left_size[:n_split], fit.sorted_idx, fit.sorted_val,
             fit.sorted_code, fit.upkeep, fit.two_valued[2], max_segment,
-            use_vector_blocks(fit.sorted_idx.shape[1]),
+            True,  # the vector blocks, in every fit (see partition_worker)
         )  # fmt: skip
         n_threads = threads_for(fit, work * fit.sorted_idx.shape[0])
         run_workers(partition_worker, n_threads, *partition_args)

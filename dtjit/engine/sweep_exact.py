@@ -1383,9 +1383,10 @@ def random_split_in_segment(
 
 
 # Rows from which a fit uses the accelerators of the exact splitter: the block and screened
-# sweeps (the general sweep's very proxies and splits, faster on large nodes) and the vector
-# partition. A smaller fit runs the general sweep and the row loop, which compile in a
-# fraction of the time (the unit Gini sweep alone was about 2.6 s of a cold first fit).
+# sweeps (the general sweep's very proxies and splits, faster on large nodes). A smaller fit
+# runs the general sweep, which compiles in a fraction of the time (the unit Gini sweep
+# alone was about 2.6 s of a cold first fit), unless its classes make it slow there
+# (``grow.takes_accelerators``).
 ACCELERATE_MIN_ROWS = 1 << 16
 
 
@@ -1747,12 +1748,15 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
     scratch, as before, wrote every sample twice, to both places, then the right ones a
     third time. One write per sample took 0.73-0.88x the time in isolation, 581k rows in
     segments of 50 to 20,000, and Covertype's partition about 0.82x in a profile of its
-    fit.) ``vector_blocks`` (:func:`use_vector_blocks`): where it is true and
-    ``simd.USE_COMPRESS`` holds (AVX-512), the whole
-    blocks of 16 rows go through ``simd.partition_block`` (compress, the same result) and
-    only the tail row by row: the loop 0.41-0.58x the time (Intel Xeon, with compress
+    fit.) ``vector_blocks``: where it is true and ``simd.USE_COMPRESS`` holds (AVX-512), the
+    whole blocks of 16 rows go through ``simd.partition_block`` (compress, the same result)
+    and only the tail row by row: the loop 0.41-0.58x the time (Intel Xeon, with compress
     stores to memory); a Covertype fit on one thread 0.88x (AMD Zen 4, compress into a
-    register, paired median of 8; with compress stores to memory it had been 2.07x).
+    register, paired median of 8; with compress stores to memory it had been 2.07x). The
+    builder passes True for every fit: the block loop is compiled into this kernel either
+    way (a switch was a specialisation of its own), and fits of 500 to 60,000 rows took
+    0.93-0.98x the row loop's time with it (20 features, full depth). False (the row loop
+    alone) is for tests.
 
     A feature that is constant in a node (no NaN, ``max <= min + FEATURE_THRESHOLD``: the
     searches' own test) is constant in every descendant, and no search reads more of such a
@@ -1836,17 +1840,6 @@ def partition_worker(queue, n_threads, nodes, node_start, node_end, split_featur
             copy_parts_back(val, start, scratch_val, n_left, right_part, n_right)
             copy_parts_back(codes, start, scratch_code, n_left, right_part, n_right)
     keep_alive(owned)
-
-
-def use_vector_blocks(n_samples):
-    """Return ``vector_blocks`` of :func:`partition_worker`: a plain bool.
-
-    Vector blocks (``simd``) from ``ACCELERATE_MIN_ROWS`` rows on; a smaller fit runs the
-    row loop alone. A run-time test, not a switch: the block loop adds little to the kernel
-    (where ``simd.USE_COMPRESS`` is false numba leaves it out), and as a switch it was a
-    specialisation of its own.
-    """
-    return bool(n_samples >= ACCELERATE_MIN_ROWS)
 
 
 # Positions the partition's scratch buffers hold beyond the largest segment: the free

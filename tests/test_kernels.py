@@ -197,7 +197,7 @@ def _dispatchers():
                 yield f"{module.__name__}.{name}", obj
 
 
-def test_every_kernel_is_cached_serial_and_never_fastmath():
+def test_every_kernel_is_cached_serial_never_fastmath_and_without_c_entry():
     found = list(_dispatchers())
     assert len({name.rsplit(".", 1)[0] for name, _ in found}) >= 15  # the kernel modules
     for name, dispatcher in found:
@@ -209,6 +209,8 @@ def test_every_kernel_is_cached_serial_and_never_fastmath():
         assert not options.get("fastmath"), f"{name} enables fastmath"
         # Threads run the serial kernels (``threads``): a parallel twin compiles again.
         assert not options.get("parallel"), f"{name} is a parallel kernel"
+        # Nothing calls a kernel by address: the C entry would only cost compile time.
+        assert options.get("no_cfunc_wrapper") is True, f"{name} emits a C entry point"
 
 
 def _start_lane(env_extra, tmp_path, script=LANE_SCRIPT):

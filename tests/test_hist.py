@@ -221,8 +221,8 @@ def test_hist_entropy_screen_keeps_the_first_of_tied_proxies(seed):
             results = []
             for table in (sweep_exact.xlogx_table(n_rows), empty):  # screened, then not
                 result = sweep_hist.best_bin_split(
-                    hist, np.int64(0), np.int64(n_bins), np.empty(1, dtype=np.int64),
-                    np.int64(-1), bin_min, bin_min + 0.5, np.uint8(0), total, float(n_rows),
+                    hist, np.int64(0), np.int64(n_bins), np.arange(n_bins, dtype=np.int64),
+                    np.int64(n_bins), bin_min, bin_min + 0.5, np.uint8(0), total, float(n_rows),
                     np.int64(n_rows), np.int64(n_classes), True, np.int64(criterion), table,
                     np.int64(min_leaf), min_weight, np.zeros(n_classes),
                 )  # fmt: skip
@@ -580,3 +580,13 @@ def test_features_with_near_ties_match_a_loop_over_neighbouring_bins(seed):
     got = features_with_near_ties(bin_offset, bin_min, bin_max)
     assert got.dtype == np.uint8
     np.testing.assert_array_equal(got, expected)
+
+
+def test_every_bin_listed_lists_each_feature_s_bins_in_order():
+    """A node swept from its stored histogram lists every bin of each feature, NaN bin last."""
+    bin_offset = np.array([0, 3, 3, 8, 9], dtype=np.int64)  # 3 bins, none, 5, 1
+    listed, n_listed = sweep_hist.every_bin_listed(bin_offset)
+    np.testing.assert_array_equal(n_listed, [3, 0, 5, 1])
+    assert listed.dtype == np.int64 and listed.flags.c_contiguous
+    for f, n in enumerate(n_listed):
+        np.testing.assert_array_equal(listed[f, :n], np.arange(n))

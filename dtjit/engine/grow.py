@@ -108,6 +108,7 @@ from .sweep_exact import (
 from .sweep_hist import (
     build_histograms_worker,
     constant_features,
+    every_bin_listed,
     features_with_near_ties,
     histogram_width,
     partition_rows,
@@ -1183,6 +1184,8 @@ class BinnedFit(NamedTuple):
 
     codes: np.ndarray
     bin_offset: np.ndarray
+    every_bin: np.ndarray  # ``sweep_hist.every_bin_listed``: the bins a stored histogram sweeps
+    n_bins_of: np.ndarray
     bin_min: np.ndarray
     bin_max: np.ndarray
     near_ties: np.ndarray
@@ -1274,7 +1277,8 @@ def evaluate_batch_hist(batch, nodes, node_slot, hist_pool, node_bits, fit):
     out_missing = np.empty((n_searched, n_features), dtype=np.int8)
     sweep_args = (
         search_nodes, node_slot, nodes.start, nodes.end, nodes.stats, nodes.weight, hist_pool,
-        codes, bin_offset, fit.bin_min, fit.bin_max, fit.near_ties, fit.code,
+        codes, bin_offset, fit.every_bin, fit.n_bins_of, fit.bin_min, fit.bin_max,
+        fit.near_ties, fit.code,
         fit.position_contrib, fit.position_weight, fit.unit_weight, fit.n_sweep, fit.criterion,
         fit.xlogx, rules.min_samples_leaf, rules.min_weight_leaf, candidate, out_proxy, out_cut,
         out_threshold, out_missing, *fit.sweeps,
@@ -1599,7 +1603,8 @@ def build_hist(spec, rows, columns, criterion, categorical_search):
         n_samples, n_features, n_sweep, criterion, unit_weight, hist=True
     )
     fit = BinnedFit(
-        codes, bin_offset, bin_min, bin_max, features_with_near_ties(bin_offset, bin_min, bin_max),
+        codes, bin_offset, *every_bin_listed(bin_offset), bin_min, bin_max,
+        features_with_near_ties(bin_offset, bin_min, bin_max),
         rows, code.copy(), contrib, sample_weight, y, contrib[:n_positioned].copy(),
         sample_weight[:n_positioned].copy(),
         y[:n_positioned].copy() if is_regression else y[:0].copy(), bool(unit_weight),

@@ -148,6 +148,18 @@ def tied(low, high):
     return np.float32(high) <= np.float32(low) + FEATURE_THRESHOLD
 
 
+def every_bin_listed(bin_offset):
+    """Return ``listed, n_listed`` that list every bin of each feature, its NaN bin included.
+
+    Row ``f`` of ``listed`` holds the codes ``0 .. n_listed[f] - 1`` (then padding): the
+    form in which :func:`sweep_bins` reads the occupied bins of a small node.
+    """
+    n_listed = np.diff(bin_offset).astype(np.int64)
+    widest = int(n_listed.max()) if n_listed.shape[0] > 0 else 0
+    listed = np.broadcast_to(np.arange(widest, dtype=np.int64), (n_listed.shape[0], widest))
+    return np.ascontiguousarray(listed), n_listed
+
+
 def features_with_near_ties(bin_offset, bin_min, bin_max):
     """1 for each feature with two neighbouring bins :func:`tied` (values within 1e-7), else 0.
 
@@ -183,10 +195,9 @@ def tied_run(hist, first_bin, n_bins, listed, n_listed, j, bin_min, bin_max, n_s
     Usually one test: bins are in increasing order of value, so a bin not tied with its
     successor in the order (empty or not) is not tied with any later bin either.
     """
-    n_steps = n_listed if n_listed >= 0 else n_bins
-    last = first_bin + (listed[j] if n_listed >= 0 else j)
-    for step in range(j + 1, n_steps):
-        code = listed[step] if n_listed >= 0 else step
+    last = first_bin + listed[j]
+    for step in range(j + 1, n_listed):
+        code = listed[step]
         if code >= n_bins:
             break  # the NaN bin, listed last
         b = first_bin + code
@@ -217,9 +228,9 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
         The feature's value bins are ``first_bin .. first_bin + n_bins - 1`` (its NaN bin,
         if any, is not among them).
     listed, n_listed : ndarray of int64, int
-        If ``n_listed >= 0``, sweep only bins ``first_bin + listed[:n_listed]`` (increasing;
-        they must include every non-empty bin; codes ``>= n_bins`` are ignored), else all
-        of the feature's value bins.
+        Sweep bins ``first_bin + listed[:n_listed]`` (increasing; they must include every
+        non-empty bin; codes ``>= n_bins`` are ignored). A node swept over every bin lists
+        them all (:func:`every_bin_listed`): one form of the loop, compiled once.
     bin_min, bin_max : ndarray of float64
         Smallest and largest training value of each bin.
     has_near_ties : bool
@@ -288,8 +299,8 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
     prev_class = -1  # class of the group of prev_bin if it is pure, else -1
     prev_left_feasible = False
     prev_bin = -1  # the previous non-empty bin
-    for j in range(n_listed if n_listed >= 0 else n_bins):
-        code = listed[j] if n_listed >= 0 else j
+    for j in range(n_listed):
+        code = listed[j]
         if code >= n_bins:
             break  # the NaN bin, listed last
         b = first_bin + code
@@ -433,8 +444,7 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
                out_missing):  # fmt: skip
     """Sweep every candidate feature of batch node ``s``; writes row ``s`` of the outputs.
 
-    Feature ``f``'s bins swept are ``listed[f, :n_listed[f]]`` (codes), or all of them when
-    ``n_listed[f] < 0``.
+    Feature ``f``'s bins swept are ``listed[f, :n_listed[f]]`` (codes).
     """
     for f in range(candidate.shape[1]):
         if candidate[s, f]:
@@ -740,21 +750,18 @@ def occupied_bins(start, end, codes, occupancy, listed, n_listed):
 
 @inline_kernel
 def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_stats,
-                      node_weight, hist_pool, bin_offset, bin_min, bin_max, near_ties, n_sweep,
-                      unit_weight, criterion, xlogx,
-                      min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut,
-                      out_threshold, out_missing):  # fmt: skip
-    """Sweep batch node ``s`` from its stored histogram (all bins of each feature)."""
+                      node_weight, hist_pool, bin_offset, every_bin, n_bins_of, bin_min, bin_max,
+                      near_ties, n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
+                      min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
+                      out_missing):  # fmt: skip
+    """Sweep batch node ``s`` from its stored histogram, over every bin of each feature.
+
+    ``every_bin``, ``n_bins_of``: the lists of :func:`every_bin_listed`.
+    """
     node = searched_nodes[s]
     left = np.empty(n_sweep, dtype=np.float64)
-    n_features = bin_offset.shape[0] - 1
-    no_list = np.empty((n_features, 1), dtype=np.int64)
-    # -1: every bin. A loop, not np.full, which compiles a numba overload of its own.
-    all_bins = np.empty(n_features, dtype=np.int64)
-    for f in range(n_features):
-        all_bins[f] = -1
-    sweep_node(s, hist_pool[node_slot[node]], no_list, all_bins, candidate, bin_offset, bin_min,
-               bin_max, near_ties, node_stats[node], node_weight[node],
+    sweep_node(s, hist_pool[node_slot[node]], every_bin, n_bins_of, candidate, bin_offset,
+               bin_min, bin_max, near_ties, node_stats[node], node_weight[node],
                node_end[node] - node_start[node], n_sweep, unit_weight, criterion, xlogx,
                min_samples_leaf, min_weight_leaf, left, out_proxy, out_cut, out_threshold,
                out_missing)  # fmt: skip
@@ -762,7 +769,8 @@ def sweep_stored_node(s, searched_nodes, node_slot, node_start, node_end, node_s
 
 @kernel
 def sweep_worker(queue, n_threads, searched_nodes, node_slot, node_start, node_end, node_stats,
-                 node_weight, hist_pool, codes, bin_offset, bin_min, bin_max, near_ties, code,
+                 node_weight, hist_pool, codes, bin_offset, every_bin, n_bins_of, bin_min,
+                 bin_max, near_ties, code,
                  position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,
                  min_samples_leaf, min_weight_leaf, candidate, out_proxy, out_cut, out_threshold,
                  out_missing, row_sweeps, n_chunks):  # fmt: skip
@@ -777,21 +785,24 @@ def sweep_worker(queue, n_threads, searched_nodes, node_slot, node_start, node_e
     """
     # Uncounted views of the arguments for the loops below (``borrow``).
     (searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool, codes,
-     bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight, xlogx,
-     candidate, out_proxy, out_cut, out_threshold, out_missing) = borrowed((
+     bin_offset, every_bin, n_bins_of, bin_min, bin_max, near_ties, code, position_contrib,
+     position_weight, xlogx, candidate, out_proxy, out_cut, out_threshold,
+     out_missing) = borrowed((
         searched_nodes, node_slot, node_start, node_end, node_stats, node_weight, hist_pool,
-        codes, bin_offset, bin_min, bin_max, near_ties, code, position_contrib, position_weight,
-        xlogx, candidate, out_proxy, out_cut, out_threshold, out_missing))  # fmt: skip
+        codes, bin_offset, every_bin, n_bins_of, bin_min, bin_max, near_ties, code,
+        position_contrib, position_weight, xlogx, candidate, out_proxy, out_cut, out_threshold,
+        out_missing))  # fmt: skip
     n_searched = searched_nodes.shape[0]
     item = claim_item(queue)
     while item < n_searched + n_chunks:
         if item < n_searched:
             if node_slot[searched_nodes[item]] >= 0:
                 sweep_stored_node(item, searched_nodes, node_slot, node_start, node_end,
-                                  node_stats, node_weight, hist_pool, bin_offset, bin_min,
-                                  bin_max, near_ties, n_sweep, unit_weight, criterion, xlogx,
-                                  min_samples_leaf, min_weight_leaf, candidate, out_proxy,
-                                  out_cut, out_threshold, out_missing)  # fmt: skip
+                                  node_stats, node_weight, hist_pool, bin_offset, every_bin,
+                                  n_bins_of, bin_min, bin_max, near_ties, n_sweep, unit_weight,
+                                  criterion, xlogx, min_samples_leaf, min_weight_leaf,
+                                  candidate, out_proxy, out_cut, out_threshold,
+                                  out_missing)  # fmt: skip
         else:
             chunk = item - n_searched
             sweep_small_nodes(chunk * n_searched // n_chunks,

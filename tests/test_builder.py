@@ -218,9 +218,10 @@ def test_accelerated_tier_follows_rows_or_the_class_work(
     from dtjit.engine.jit import CRITERION_CODES
 
     code = CRITERION_CODES[criterion]
-    assert _builder.takes_accelerators(
-        n_samples, n_features, n_classes, code, unit_weight, hist
-    ) is expected
+    assert (
+        _builder.takes_accelerators(n_samples, n_features, n_classes, code, unit_weight, hist)
+        is expected
+    )
 
 
 @pytest.mark.parametrize("splitter", ["best", "hist"])

@@ -468,4 +468,3 @@ def choose_splits(search, nodes, node_bits, splits, fit, feature):
         fit.weight_root, fit.rules.min_impurity_decrease, splits, chosen, given_impurity,
         fit.mdl_stop,
     )  # fmt: skip
-

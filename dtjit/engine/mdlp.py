@@ -214,8 +214,12 @@ def mdlp_cut_groups(prefix, boundary, min_samples_split, max_depth):
         stack[top + 1, 1] = hi
         stack[top + 1, 2] = depth + 1
         top += 2
-    # Ascending: the engine's sort, not np.sort (numba's quicksort compiles for seconds).
-    order = stable_order(cuts[:n_cuts])
+    # Ascending: the engine's sort, not np.sort (numba's quicksort compiles for seconds), on
+    # float64 keys (exact: group indices) as the other callers' keys, so it compiles once.
+    keys = np.empty(n_cuts, dtype=np.float64)
+    for j in range(n_cuts):
+        keys[j] = cuts[j]
+    order = stable_order(keys)
     ascending = np.empty(n_cuts, dtype=cuts.dtype)
     for j in range(n_cuts):
         ascending[j] = cuts[order[j]]

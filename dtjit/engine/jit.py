@@ -12,9 +12,9 @@ so the flags are set in one place and a test can check them:
   user's own threads run them at once. No kernel is ``parallel``: ``threads`` says why.
 - ``error_model="numpy"``: division by zero gives inf/NaN like numpy instead of raising,
   which keeps the compiled loops free of Python-exception checks.
-- ``no_cfunc_wrapper=True``: numba otherwise emits, next to each kernel, a C-callable entry
-  (for ``@cfunc``-style use by address) that nothing in dtjit calls; its LLVM work was about
-  7 % of a cold ``dtjit compile``. Python calls go through the CPython wrapper, kept.
+- ``no_cfunc_wrapper=True``: numba otherwise compiles, next to each kernel, a C-callable
+  entry (for use by address, as ``@cfunc``) that nothing in dtjit calls: compile time for
+  nothing (``benchmarks/README.md``). Python calls go through the CPython wrapper, kept.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from numba.core.registry import CPUDispatcher
 
 import dtjit
 from dtjit.engine import shared_best, sweep_exact, work_queue
+from dtjit.engine.compile_pipeline import KernelCompiler
 from dtjit.engine.threads import even_ranges, run_concurrently
 from dtjit.predict import walk as _predict
 
@@ -197,7 +198,7 @@ def _dispatchers():
                 yield f"{module.__name__}.{name}", obj
 
 
-def test_every_kernel_is_cached_serial_never_fastmath_and_without_c_entry():
+def test_every_kernel_is_cached_serial_never_fastmath_without_c_entry_on_our_pipeline():
     found = list(_dispatchers())
     assert len({name.rsplit(".", 1)[0] for name, _ in found}) >= 15  # the kernel modules
     for name, dispatcher in found:
@@ -211,6 +212,8 @@ def test_every_kernel_is_cached_serial_never_fastmath_and_without_c_entry():
         assert not options.get("parallel"), f"{name} is a parallel kernel"
         # Nothing calls a kernel by address: the C entry would only cost compile time.
         assert options.get("no_cfunc_wrapper") is True, f"{name} emits a C entry point"
+        # Inline helpers' front ends built once per process (``compile_pipeline``).
+        assert dispatcher._compiler.pipeline_class is KernelCompiler, f"{name}: numba's pipeline"
 
 
 def _start_lane(env_extra, tmp_path, script=LANE_SCRIPT):

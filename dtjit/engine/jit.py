@@ -15,6 +15,8 @@ so the flags are set in one place and a test can check them:
 - ``no_cfunc_wrapper=True``: numba otherwise compiles, next to each kernel, a C-callable
   entry (for use by address, as ``@cfunc``) that nothing in dtjit calls: compile time for
   nothing (``benchmarks/README.md``). Python calls go through the CPython wrapper, kept.
+- ``pipeline_class``: numba's pipeline, but an inline helper's front end is built once per
+  process instead of at every call site (``compile_pipeline``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from . import (
     compile_gc,  # noqa: F401
     compile_notice,  # noqa: F401
 )
+from .compile_pipeline import KernelCompiler
 
 KERNEL_OPTIONS = {
     "cache": True,
@@ -35,6 +38,7 @@ KERNEL_OPTIONS = {
     "nogil": True,
     "error_model": "numpy",
     "no_cfunc_wrapper": True,
+    "pipeline_class": KernelCompiler,
 }
 
 kernel = numba.njit(**KERNEL_OPTIONS)

@@ -1,0 +1,113 @@
+"""numba's compiler pipeline for dtjit's kernels, with each inline helper's front end built once.
+
+To inline a helper declared ``inline="always"``, numba's ``InlineInlinables`` pass builds the
+helper's untyped IR (bytecode analysis and the untyped passes, its own inline helpers
+included) at every call site, then copies that IR into the caller. The untyped IR depends
+only on the helper's code and the compile flags, which every dtjit kernel shares
+(``jit.KERNEL_OPTIONS``), so :class:`KernelCompiler` builds it once per helper and process
+and gives each call site a copy under a fresh function identity, the same IR a rebuild
+gives. ``dtjit compile`` built helpers' front ends 776 times for 125 helpers, nested
+helpers included; the gain is in ``benchmarks/README.md``.
+
+numba still copies the IR at each site (its ``inline_ir``), types and lowers the result as
+before: the kernels' code is unchanged. The pass reuses numba's own (``_do_work``), which
+takes its worker as an argument; :data:`MEMOISED` is False, and dtjit compiles with numba's
+own pipeline, where the numba installed lacks the parts this relies on.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from numba.core.bytecode import FunctionIdentity
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import register_pass
+from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
+from numba.core.untyped_passes import InlineInlinables
+
+# The untyped IR of each helper inlined so far, keyed by (Python function, enable_ssa).
+# Never handed out itself: callers get copies, which numba's inliner mutates.
+_FRONT_ENDS: dict = {}
+
+
+class FrontEndOnceWorker(InlineWorker):
+    """numba's inline worker, building a helper's untyped IR only the first time it is asked."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A helper's own inline helpers are inlined by this pass too, so each of them is
+        # also built once, not once per helper that calls it.
+        self._compiler_pipeline = untyped_pipeline
+
+    def run_untyped_passes(self, func, enable_ssa=False):
+        """Return a copy of ``func``'s untyped IR, built by numba on the first request.
+
+        The copy has its own ``func_id`` (``derive`` draws a new unique name), so the
+        variables numba renames at each call site stay distinct, as with a rebuilt IR.
+        """
+        key = (func, enable_ssa)
+        front_end = _FRONT_ENDS.get(key)  # numba compiles under one lock: no race
+        if front_end is None:
+            front_end = _FRONT_ENDS[key] = super().run_untyped_passes(func, enable_ssa)
+        else:
+            # A build sets the caller's flag (numba's side effect); a reuse does the same.
+            self.flags.enable_ssa = enable_ssa
+        site_copy = front_end.copy()
+        site_copy.func_id = front_end.func_id.derive()
+        return site_copy
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class InlineHelpersOnce(InlineInlinables):
+    """numba's ``InlineInlinables``, with the front-end-once worker."""
+
+    _name = "dtjit_inline_inlinables"
+
+    def _do_work(self, state, work_list, block, i, expr, inline_worker):
+        worker = FrontEndOnceWorker(
+            state.typingctx,
+            state.targetctx,
+            state.locals,
+            state.pipeline,
+            state.flags,
+            validator=callee_ir_validator,
+        )
+        return super()._do_work(state, work_list, block, i, expr, worker)
+
+
+def _supported() -> bool:
+    """Return whether this numba has the private parts the pass relies on (0.59 - 0.68 do)."""
+    do_work = getattr(InlineInlinables, "_do_work", None)
+    if do_work is None or not hasattr(FunctionIdentity, "derive"):
+        return False
+    expected = ["self", "state", "work_list", "block", "i", "expr", "inline_worker"]
+    run = inspect.signature(InlineWorker.run_untyped_passes).parameters
+    return list(inspect.signature(do_work).parameters) == expected and "enable_ssa" in run
+
+
+MEMOISED = _supported()
+
+
+def with_helpers_once(pipeline):
+    """Return ``pipeline``, a numba pass manager, inlining with :class:`InlineHelpersOnce`."""
+    if MEMOISED:
+        pipeline.passes = [
+            (InlineHelpersOnce if pass_class is InlineInlinables else pass_class, what)
+            for pass_class, what in pipeline.passes
+        ]
+    return pipeline
+
+
+def untyped_pipeline(state, name="untyped"):
+    """Return numba's untyped pipeline (a helper's front end), inlining with the pass above."""
+    return with_helpers_once(DefaultPassBuilder.define_untyped_pipeline(state, name))
+
+
+class KernelCompiler(CompilerBase):
+    """numba's nopython pipeline, its inlining pass replaced by :class:`InlineHelpersOnce`."""
+
+    def define_pipelines(self):
+        """Return the one pipeline a dtjit kernel compiles with (nopython, no fallback)."""
+        pipeline = with_helpers_once(DefaultPassBuilder.define_nopython_pipeline(self.state))
+        pipeline.finalize()  # again: numba's builder finalised the pass list it replaced
+        return [pipeline]

@@ -1,0 +1,115 @@
+"""dtjit's compiler pipeline: each inline helper's front end built once (``compile_pipeline``)."""
+
+from __future__ import annotations
+
+import collections
+
+import numba
+import pytest
+from numba.core.inline_closurecall import InlineWorker
+
+from dtjit.engine import compile_pipeline
+from dtjit.engine.compile_pipeline import InlineHelpersOnce, KernelCompiler
+from dtjit.engine.jit import KERNEL_OPTIONS
+
+FRESH = {**KERNEL_OPTIONS, "cache": False}
+
+
+def _scaled_plus(a, b):
+    # Locals named like the callers' own: each call site's copy must keep them apart.
+    t = a * 2
+    return t + b
+
+
+def _twice(a):
+    t = a + 1
+    return _scaled_plus_inline(t, t)
+
+
+_scaled_plus_inline = numba.njit(inline="always", **FRESH)(_scaled_plus)
+_twice_inline = numba.njit(inline="always", **FRESH)(_twice)
+
+
+def _two_sites(a, b):
+    t = _scaled_plus_inline(a, 1)
+    u = _scaled_plus_inline(b, 10)
+    return t * 100 + u
+
+
+def _nested_sites(a):
+    t = _twice_inline(a)
+    return t + _scaled_plus_inline(a, a)
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """Count numba's own front-end builds of each helper (the inner, unmemoised call)."""
+    counts = collections.Counter()
+    numba_build = InlineWorker.run_untyped_passes
+
+    def counting(self, func, enable_ssa=False):
+        counts[func.__name__] += 1
+        return numba_build(self, func, enable_ssa)
+
+    monkeypatch.setattr(InlineWorker, "run_untyped_passes", counting)
+    # Helpers built by earlier tests of this process would not be built again.
+    monkeypatch.setattr(compile_pipeline, "_FRONT_ENDS", {})
+    return counts
+
+
+def test_installed_numba_runs_the_memoised_pass():
+    # A numba without the parts the pass needs compiles with its own pipeline; this one has them.
+    assert compile_pipeline.MEMOISED
+    kernel = numba.njit(**FRESH)(_two_sites)
+    assert kernel(3, 4) == 7 * 100 + 18
+    passes = kernel.overloads[kernel.signatures[0]].metadata["pipeline_times"]["nopython"]
+    names = [name.split("_", 1)[1] for name in passes]
+    assert InlineHelpersOnce._name in names
+    assert "inline_inlinables" not in names
+
+
+def test_a_helper_front_end_is_built_once_for_every_call_site(builds):
+    first = numba.njit(**FRESH)(_two_sites)
+    second = numba.njit(**FRESH)(_two_sites)
+    assert first(3, 4) == 7 * 100 + 18
+    assert first(-2.5, 0.5) == -4.0 * 100 + 11.0  # a second specialisation
+    assert second(1, 1) == 3 * 100 + 12
+    # Five call sites in three compiles, one build.
+    assert builds["_scaled_plus"] == 1
+
+
+def test_nested_helpers_and_their_copies_stay_apart(builds):
+    kernel = numba.njit(**FRESH)(_nested_sites)
+    # _twice(5) = 2 * 6 + 6 = 18; _scaled_plus(5, 5) = 15.
+    assert kernel(5) == 33
+    # _scaled_plus is inlined into _twice's front end and into _nested_sites: one build.
+    assert builds == {"_twice": 1, "_scaled_plus": 1}
+    again = numba.njit(**FRESH)(_nested_sites)
+    assert again(0) == 3  # _twice(0) = 2 * 1 + 1
+    assert builds == {"_twice": 1, "_scaled_plus": 1}
+
+
+def test_the_stored_front_end_is_never_handed_out(builds):
+    kernel = numba.njit(**FRESH)(_two_sites)
+    kernel(1, 2)
+    front_ends = compile_pipeline._FRONT_ENDS
+    (stored,) = [ir for (func, _), ir in front_ends.items() if func is _scaled_plus]
+    names = sorted(stored.blocks[min(stored.blocks)].scope.localvars._con)
+    numba.njit(**FRESH)(_two_sites)(5, 6)
+    # numba renames a site copy's variables into the caller: the stored IR keeps its own.
+    assert sorted(stored.blocks[min(stored.blocks)].scope.localvars._con) == names
+    worker = compile_pipeline.FrontEndOnceWorker.__new__(compile_pipeline.FrontEndOnceWorker)
+    worker.flags = numba.core.compiler.Flags()
+    one, two = worker.run_untyped_passes(_scaled_plus), worker.run_untyped_passes(_scaled_plus)
+    assert one is not stored and two is not stored and one.blocks is not two.blocks
+    assert one.func_id.unique_name != two.func_id.unique_name != stored.func_id.unique_name
+
+
+def test_without_the_needed_numba_parts_numba_pipeline_is_used(monkeypatch):
+    monkeypatch.setattr(compile_pipeline, "MEMOISED", False)
+    kernel = numba.njit(**{**FRESH, "pipeline_class": KernelCompiler})(_two_sites)
+    assert kernel(3, 4) == 718
+    passes = kernel.overloads[kernel.signatures[0]].metadata["pipeline_times"]["nopython"]
+    names = [name.split("_", 1)[1] for name in passes]
+    assert "inline_inlinables" in names
+    assert InlineHelpersOnce._name not in names

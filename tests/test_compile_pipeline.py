@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import copy
 
 import numba
 import pytest
@@ -113,3 +114,24 @@ def test_without_the_needed_numba_parts_numba_pipeline_is_used(monkeypatch):
     names = [name.split("_", 1)[1] for name in passes]
     assert "inline_inlinables" in names
     assert InlineHelpersOnce._name not in names
+
+
+def test_a_site_copy_of_the_scope_has_the_variables_in_maps_of_its_own(builds):
+    assert numba.njit(**FRESH)(_nested_sites)(1) == 9  # (2 * 2 + 2) + (2 * 1 + 1)
+    (stored,) = [ir for (func, _), ir in compile_pipeline._FRONT_ENDS.items() if func is _twice]
+    scope = stored.blocks[min(stored.blocks)].scope
+    assert type(scope) is compile_pipeline.SiteCopyScope
+    first_block = stored.blocks[min(stored.blocks)]
+    block_copy = copy.deepcopy(first_block)
+    site = block_copy.scope
+    assert site is not scope and type(site) is type(scope)
+    # Every Var of the copied block refers to the block's copy of the scope (one memo).
+    copied_vars = [v for stmt in block_copy.body for v in stmt.list_vars()]
+    assert copied_vars and all(var.scope is site for var in copied_vars)
+    assert site == scope and list(site.localvars._con) == list(scope.localvars._con)
+    before = dict(scope.localvars._con)
+    redefined = dict(scope.redefined)
+    renamed = site.redefine(next(iter(before)), site.loc)
+    site.define("only_in_the_copy", site.loc)
+    assert renamed.name not in before and "only_in_the_copy" in site.localvars._con
+    assert scope.localvars._con == before and dict(scope.redefined) == redefined

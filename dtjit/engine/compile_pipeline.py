@@ -11,9 +11,12 @@ helpers included; the gain is in ``benchmarks/README.md``.
 
 numba still copies the IR at each site (its ``inline_ir``), but copies the helper's scope of
 variables faster (:class:`SiteCopyScope`); it types and lowers the result as before: the
-kernels' code is unchanged. The pass reuses numba's own (``_do_work``), which
-takes its worker as an argument; :data:`MEMOISED` is False, and dtjit compiles with numba's
-own pipeline, where the numba installed lacks the parts this relies on.
+kernels' machine code is unchanged. The stored IR stays for the process (every path peaks
+14-22 MB higher).
+
+The pass subclasses numba's and hands its ``_do_work`` the worker below. These are private
+parts of numba, the same in 0.59 and 0.68; where the installed numba lacks them,
+:data:`MEMOISED` is False and dtjit compiles with numba's own pipeline.
 """
 
 from __future__ import annotations

@@ -32,6 +32,8 @@ from numba.core.compiler_machinery import register_pass
 from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
 from numba.core.untyped_passes import InlineInlinables
 
+from .kernel_calls import BY_SYMBOL, with_calls_by_symbol
+
 # The untyped IR of each helper inlined so far, keyed by (Python function, enable_ssa).
 # Never handed out itself: callers get copies, which numba's inliner mutates.
 _FRONT_ENDS: dict = {}
@@ -145,10 +147,18 @@ def untyped_pipeline(state, name="untyped"):
 
 
 class KernelCompiler(CompilerBase):
-    """numba's nopython pipeline, its inlining pass replaced by :class:`InlineHelpersOnce`."""
+    """numba's nopython pipeline with dtjit's inlining and lowering passes.
+
+    Inlining by :class:`InlineHelpersOnce`; lowering by ``kernel_calls.KernelLowering``, which
+    calls other kernels by symbol.
+    """
+
+    # Read by ``kernel_calls.kernel_symbol``: kernels of this pipeline are called by symbol.
+    calls_kernels_by_symbol = BY_SYMBOL
 
     def define_pipelines(self):
         """Return the one pipeline a dtjit kernel compiles with (nopython, no fallback)."""
-        pipeline = with_helpers_once(DefaultPassBuilder.define_nopython_pipeline(self.state))
+        pipeline = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pipeline = with_calls_by_symbol(with_helpers_once(pipeline))
         pipeline.finalize()  # again: numba's builder finalised the pass list it replaced
         return [pipeline]

@@ -1,5 +1,8 @@
 """numba's compiler pipeline for dtjit's kernels, with each inline helper's front end built once.
 
+Its lowering pass is ``kernel_calls.KernelLowering`` (calls to other kernels by symbol); the
+rest of this module is the inlining pass.
+
 To inline a helper declared ``inline="always"``, numba's ``InlineInlinables`` pass builds the
 helper's untyped IR (bytecode analysis and the untyped passes, its own inline helpers
 included) at every call site, then copies that IR into the caller. The untyped IR depends

@@ -16,7 +16,8 @@ so the flags are set in one place and a test can check them:
   entry (for use by address, as ``@cfunc``) that nothing in dtjit calls: compile time for
   nothing (``benchmarks/README.md``). Python calls go through the CPython wrapper, kept.
 - ``pipeline_class``: numba's pipeline, but an inline helper's front end is built once per
-  process instead of at every call site (``compile_pipeline``).
+  process instead of at every call site, and a kernel calls another by symbol instead of
+  linking a copy of it (``compile_pipeline``, ``kernel_calls``).
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ inline_kernel = numba.njit(
 # it is written into one kernel, ``best_splits_worker``, whose loop over work items (a
 # feature's nodes) serves one thread and many. (As an inline helper of that kernel, the NaN
 # handling's copy of the sweep alone cost 3-4 s of a cold first fit.)
-# A kernel has a fixed cost instead (about 0.3 s: its own LLVM module, linked into and
-# optimised again with every caller), so per-node helpers and tiny ones stay inline.
+# A kernel has a fixed cost instead (its own typing and LLVM module; callers reach it by
+# symbol, ``kernel_calls``), so per-node helpers and tiny ones stay inline.
 # Copies multiply down a chain of inline helpers: three inlined calls of a helper that itself
 # inlines a pass four times compile twelve copies of the pass. The absolute-error search
 # compiled in 39 s that way, 1 s with its two O(n log n) helpers as kernels (about 5 % on an

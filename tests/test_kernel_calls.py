@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from numba.core.typed_passes import NativeLowering
 
-from dtjit.engine import kernel_calls
+from dtjit.engine import compile_pipeline, kernel_calls
 from dtjit.engine.compile_pipeline import KernelCompiler
 from dtjit.engine.jit import KERNEL_OPTIONS
 from dtjit.engine.kernel_calls import KernelLowering, KernelSymbol, kernel_symbol
@@ -115,9 +115,9 @@ def test_without_the_private_parts_numba_lowering_stays(monkeypatch):
         passes = [(NativeLowering, "native lowering")]
 
     monkeypatch.setattr(kernel_calls, "BY_SYMBOL", False)
-    assert kernel_calls.with_calls_by_symbol(Pipeline()).passes[0][0] is NativeLowering
+    assert compile_pipeline.with_calls_by_symbol(Pipeline()).passes[0][0] is NativeLowering
     monkeypatch.setattr(kernel_calls, "BY_SYMBOL", True)
-    assert kernel_calls.with_calls_by_symbol(Pipeline()).passes[0][0] is KernelLowering
+    assert compile_pipeline.with_calls_by_symbol(Pipeline()).passes[0][0] is KernelLowering
 
 
 CACHED_KERNELS = textwrap.dedent(

@@ -33,9 +33,10 @@ from numba.core.bytecode import FunctionIdentity
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import register_pass
 from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
+from numba.core.typed_passes import NativeLowering
 from numba.core.untyped_passes import InlineInlinables
 
-from .kernel_calls import BY_SYMBOL, with_calls_by_symbol
+from . import kernel_calls
 
 # The untyped IR of each helper inlined so far, keyed by (Python function, enable_ssa).
 # Never handed out itself: callers get copies, which numba's inliner mutates.
@@ -134,14 +135,25 @@ def _supported() -> bool:
 MEMOISED = _supported()
 
 
-def with_helpers_once(pipeline):
-    """Return ``pipeline``, a numba pass manager, inlining with :class:`InlineHelpersOnce`."""
-    if MEMOISED:
-        pipeline.passes = [
-            (InlineHelpersOnce if pass_class is InlineInlinables else pass_class, what)
-            for pass_class, what in pipeline.passes
-        ]
+def replace_pass(pipeline, numba_pass, ours):
+    """Return ``pipeline``, a numba pass manager, running ``ours`` instead of ``numba_pass``."""
+    pipeline.passes = [
+        (ours if pass_class is numba_pass else pass_class, what)
+        for pass_class, what in pipeline.passes
+    ]
     return pipeline
+
+
+def with_helpers_once(pipeline):
+    """Return ``pipeline``, inlining with :class:`InlineHelpersOnce` where numba allows."""
+    return replace_pass(pipeline, InlineInlinables, InlineHelpersOnce) if MEMOISED else pipeline
+
+
+def with_calls_by_symbol(pipeline):
+    """Return ``pipeline``, lowering with ``kernel_calls.KernelLowering`` where numba allows."""
+    if not kernel_calls.BY_SYMBOL:
+        return pipeline
+    return replace_pass(pipeline, NativeLowering, kernel_calls.KernelLowering)
 
 
 def untyped_pipeline(state, name="untyped"):
@@ -157,7 +169,7 @@ class KernelCompiler(CompilerBase):
     """
 
     # Read by ``kernel_calls.kernel_symbol``: kernels of this pipeline are called by symbol.
-    calls_kernels_by_symbol = BY_SYMBOL
+    calls_kernels_by_symbol = kernel_calls.BY_SYMBOL
 
     def define_pipelines(self):
         """Return the one pipeline a dtjit kernel compiles with (nopython, no fallback)."""

@@ -164,13 +164,3 @@ def _supported() -> bool:
 
 
 BY_SYMBOL = _supported()
-
-
-def with_calls_by_symbol(pipeline):
-    """Return ``pipeline``, a numba pass manager, lowering with :class:`KernelLowering`."""
-    if BY_SYMBOL:
-        pipeline.passes = [
-            (KernelLowering if pass_class is NativeLowering else pass_class, what)
-            for pass_class, what in pipeline.passes
-        ]
-    return pipeline

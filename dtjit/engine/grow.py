@@ -17,8 +17,8 @@ improvement: each step is a batch of several queued nodes, over which :class:`Fr
 replays strict best-first order (and rolls back what that order never reaches); the ids
 are strict best-first creation order, renumbered to breadth-first order by the estimator.
 
-numba compiles every branch a kernel can reach, and links every kernel a kernel calls into
-it. So the variants are chosen here, in Python, before any kernel runs: the split search
+numba compiles every branch a kernel can reach and every kernel it calls (``kernel_calls``).
+So the variants are chosen here, in Python, before any kernel runs: the split search
 (sweep, two-valued counts, subsets, absolute error, multi-output), serial or threaded
 kernels or threads (threads only for batches large enough to repay them), and, per kind of
 chosen split (threshold, subset, two-valued column), the kernels that sum its children

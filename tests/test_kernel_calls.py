@@ -108,6 +108,9 @@ def test_only_module_level_dtjit_kernels_are_called_by_symbol():
     local = numba.njit(**FRESH)(_checked_mean.py_func)  # not the module's object of that name
     assert kernel_symbol(local, args) is None
     assert kernel_symbol(numba.njit(cache=False)(_plain_caller), args) is None  # numba's pipeline
+    namespace: dict = {}
+    exec("def orphan(values):\n    return values.sum()\n", namespace)  # no module
+    assert kernel_symbol(numba.njit(**FRESH)(namespace["orphan"]), args) is None
 
 
 def test_without_the_private_parts_numba_lowering_stays(monkeypatch):

@@ -3,8 +3,8 @@
 numba compiles a call to another compiled function by linking the callee's whole LLVM module
 (and, through it, the modules of the callee's own callees) into the caller's, then optimising
 and emitting the result again: each kernel's code is optimised and emitted once for itself
-and once more in every kernel that calls it, directly or down a chain. In dtjit about 60 % of
-the LLVM instructions handed to the optimiser on every path came from linked callees.
+and once more in every kernel that calls it, directly or down a chain. In dtjit most of the
+LLVM instructions handed to the optimiser came from linked callees (``benchmarks/README.md``).
 
 Kernels compiled by dtjit's pipeline instead call another dtjit kernel through an external
 symbol, ``<module>.<name>.<hash of the argument types>``:
@@ -46,9 +46,12 @@ from numba.core.typed_passes import NativeLowering
 _BOUND: dict[str, int] = {}
 
 
-def _module_level(module: str, qualname: str):
+def _module_level(module: str | None, qualname: str):
     """Return the object named ``qualname`` in ``module``, or None."""
-    target = importlib.import_module(module)
+    try:
+        target = importlib.import_module(module) if module else None
+    except ImportError:  # e.g. a function compiled from code run by ``exec``
+        return None
     for part in qualname.split("."):
         target = getattr(target, part, None)
     return target

@@ -64,7 +64,7 @@ def _check_borrowing_function(name, function):
     # An inlined body's arguments are the caller's variables: numba may free one right after
     # the borrowed call if the caller does not use it again (it did: candidate flags of
     # the split search read from freed memory changed every tree).
-    assert "kernel" in decorators, (
+    assert decorators & {"kernel", "callee_kernel"}, (
         f"{name} borrows but is not a kernel of its own (inline helpers may not borrow)"
     )
     # Arguments, and what is unpacked or indexed out of them before any other work.

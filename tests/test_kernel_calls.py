@@ -16,7 +16,8 @@ from numba.core.typed_passes import NativeLowering
 
 from dtjit.engine import compile_pipeline, kernel_calls
 from dtjit.engine.compile_pipeline import KernelCompiler
-from dtjit.engine.jit import KERNEL_OPTIONS
+from dtjit.engine.criterion import poisson_loss
+from dtjit.engine.jit import KERNEL_OPTIONS, CalleeKernel
 from dtjit.engine.kernel_calls import KernelLowering, KernelSymbol, kernel_symbol
 
 FRESH = {**KERNEL_OPTIONS, "cache": False}
@@ -123,12 +124,39 @@ def test_without_the_private_parts_numba_lowering_stays(monkeypatch):
     assert compile_pipeline.with_calls_by_symbol(Pipeline()).passes[0][0] is KernelLowering
 
 
+@numba.njit(cache=False)
+def _poisson_loss_from_a_kernel(idx, start, end, y, sample_weight, y_sum, weight):
+    return poisson_loss(idx, start, end, y, sample_weight, y_sum, weight)
+
+
+def test_a_callee_kernel_serves_kernels_and_refuses_python_calls():
+    y = np.array([0.0, 1.0, 3.0, 2.0, 5.0])
+    weights = np.array([1.0, 2.0, 1.0, 0.5, 1.0])
+    idx = np.array([4, 0, 2, 1, 3])
+    args = (idx, np.int64(1), np.int64(4), y, weights)
+    rows = idx[1:4]
+    weight, y_sum = weights[rows].sum(), (weights[rows] * y[rows]).sum()
+    mean = y_sum / weight
+    positive = rows[y[rows] > 0]
+    expected = (weights[positive] * y[positive] * np.log(y[positive] / mean)).sum() / weight
+
+    assert isinstance(poisson_loss, CalleeKernel)
+    assert _poisson_loss_from_a_kernel(*args, y_sum, weight) == pytest.approx(expected)
+    assert poisson_loss.py_func(*args, y_sum, weight) == pytest.approx(expected)
+    with pytest.raises(TypeError, match=r"criterion\.poisson_loss is compiled for calls from"):
+        poisson_loss(*args, y_sum, weight)
+    # Compiled without numba's CPython wrapper.
+    signature = tuple(numba.typeof(a) for a in (*args, y_sum, weight))
+    cres = poisson_loss.overloads[signature]
+    assert cres.fndesc.llvm_cpython_wrapper_name not in cres.library.get_llvm_str()
+
+
 CACHED_KERNELS = textwrap.dedent(
     """
     import numpy as np
-    from dtjit.engine.jit import kernel
+    from dtjit.engine.jit import callee_kernel, kernel
 
-    @kernel
+    @{callee}
     def weighted_total(values, weights):
         total = 0.0
         for i in range(values.shape[0]):
@@ -168,8 +196,9 @@ def _run_cached(folder):
 
 
 @pytest.mark.slow
-def test_a_caller_loaded_from_the_cache_binds_its_callees(tmp_path):
-    (tmp_path / "cached_kernels.py").write_text(CACHED_KERNELS)
+@pytest.mark.parametrize("callee", ["kernel", "callee_kernel"])
+def test_a_caller_loaded_from_the_cache_binds_its_callees(tmp_path, callee):
+    (tmp_path / "cached_kernels.py").write_text(CACHED_KERNELS.replace("{callee}", callee))
     expected = 15.0 + 55.0
     first = _run_cached(tmp_path)
     assert first == {"result": expected, "caller_hits": 0, "callee_hits": 0}

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import json
@@ -28,6 +29,7 @@ from numba.core.registry import CPUDispatcher
 import dtjit
 from dtjit.engine import shared_best, sweep_exact, work_queue
 from dtjit.engine.compile_pipeline import KernelCompiler
+from dtjit.engine.jit import CalleeKernel
 from dtjit.engine.threads import even_ranges, run_concurrently
 from dtjit.predict import walk as _predict
 
@@ -214,6 +216,48 @@ def test_every_kernel_is_cached_serial_never_fastmath_without_c_entry_on_our_pip
         assert options.get("no_cfunc_wrapper") is True, f"{name} emits a C entry point"
         # Inline helpers' front ends built once per process (``compile_pipeline``).
         assert dispatcher._compiler.pipeline_class is KernelCompiler, f"{name}: numba's pipeline"
+        # A kernel only kernels call has no Python entry, and says so if called from Python.
+        callee_only = isinstance(dispatcher, CalleeKernel)
+        assert bool(options.get("no_cpython_wrapper")) is callee_only, name
+        assert dispatcher._compiler.targetoptions is options, name
+
+
+def _kernel_references(tree):
+    """Yield (name, in_kernel) for each name or attribute a module's code refers to."""
+
+    def is_compiled(function):
+        return any(ast.unparse(d).endswith("kernel") for d in function.decorator_list)
+
+    def walk(node, in_kernel):
+        for child in ast.iter_child_nodes(node):
+            inside = in_kernel
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inside = is_compiled(child)
+            if isinstance(child, ast.Name):
+                yield child.id, inside
+            elif isinstance(child, ast.Attribute):
+                yield child.attr, inside
+            yield from walk(child, inside)
+
+    yield from walk(tree, False)
+
+
+def test_no_python_code_of_dtjit_calls_a_callee_kernel():
+    # A callee kernel called from Python raises (``CalleeKernel``); this finds such a call
+    # before a fit reaches it: no function outside a kernel, and no module-level code, of
+    # dtjit names one. (By name: a name shared with a kernel elsewhere errs on the safe side.)
+    callee = {name.rsplit(".", 1)[1] for name, d in _dispatchers() if isinstance(d, CalleeKernel)}
+    assert len(callee) >= 20
+    named_by_python = set()
+    for module in KERNEL_MODULES:
+        with open(module.__file__, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+        named_by_python |= {
+            f"{module.__name__}: {name}"
+            for name, in_kernel in _kernel_references(tree)
+            if name in callee and not in_kernel
+        }
+    assert not named_by_python
 
 
 def _start_lane(env_extra, tmp_path, script=LANE_SCRIPT):

@@ -30,7 +30,15 @@ import numpy as np
 
 from .borrow import borrowed
 from .criterion import impurity_improvement, node_impurity, poisson_loss
-from .jit import ABSOLUTE_ERROR, EPSILON, MULTI_OUTPUT, POISSON, inline_kernel, kernel
+from .jit import (
+    ABSOLUTE_ERROR,
+    EPSILON,
+    MULTI_OUTPUT,
+    POISSON,
+    callee_kernel,
+    inline_kernel,
+    kernel,
+)
 from .mdlp import mdlp_accepts_split
 from .sweep_absolute_error import MEDIAN_STAT, absolute_error_of_segment
 from .sweep_categorical import split_segment_ids
@@ -281,7 +289,7 @@ def segment_impurity(
     return node_impurity(criterion, stats, weight, multi_output_search)
 
 
-@kernel
+@callee_kernel
 def children_impurity(criterion, child_stats, weight_left, weight_right, idx, start, pos, end, y,
                       sample_weight):  # fmt: skip
     """Return the impurities of a split's two children (plain criteria).

@@ -40,6 +40,7 @@ from .jit import (
     MULTI_OUTPUT,
     POISSON,
     SQUARED_ERROR,
+    callee_kernel,
     inline_kernel,
     kernel,
 )
@@ -168,7 +169,7 @@ def poisson_proxy(sum_left, sum_right, weight_left, weight_right):
     )
 
 
-@kernel
+@callee_kernel
 def poisson_loss(idx, start, end, y, sample_weight, y_sum, weight):
     """Half Poisson deviance ``sum(w * y * log(y / mean)) / W`` of the samples ``idx[start:end]``.
 

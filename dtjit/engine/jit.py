@@ -1,7 +1,7 @@
 """Decorator presets, sentinels and criterion codes shared by every kernel module.
 
-Every compiled function in dtjit is declared with :data:`kernel` or :data:`inline_kernel`,
-so the flags are set in one place and a test can check them:
+Every compiled function in dtjit is declared with :data:`kernel`, :func:`callee_kernel` or
+:data:`inline_kernel`, so the flags are set in one place and a test can check them:
 
 - ``cache=True``: compiled code is written next to the module and reused by later processes.
   The cache is keyed on the *defining* file: after editing a kernel that another module's
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.core.registry import CPUDispatcher
 
 # Both register numba:compile listeners: the collector's thresholds during a compile, and
 # the warning at the first compile of a process.
@@ -82,6 +83,41 @@ inline_kernel = numba.njit(
 # counters start as ``np.int64(0)``: numba types a bare constant as Literal[int](0) and
 # compiles the callee once more next to its int64 version (measured: 15 kernels compiled
 # twice, about 11 s of a 79 s cold compile). ``benchmarks/bench_startup.py`` lists offenders.
+
+
+class CalleeKernel(CPUDispatcher):
+    """A kernel that only other kernels call: compiled without numba's CPython wrapper.
+
+    numba compiles, next to each kernel, the wrapper that converts Python arguments and
+    results; kernels call each other by symbol (``kernel_calls``) and never use it. Without
+    it, a call from Python would jump to a null address, so this class refuses the call.
+    """
+
+    def __call__(self, *args, **kwargs):
+        """Refuse a call from Python: the kernel has no Python entry."""
+        raise TypeError(
+            f"{self.py_func.__module__}.{self.py_func.__qualname__} is compiled for calls "
+            "from other kernels only and cannot be called from Python; call it from a "
+            "compiled function (tests: a numba.njit function calling it), or run its .py_func"
+        )
+
+
+_callee_njit = numba.njit(no_cpython_wrapper=True, **KERNEL_OPTIONS)
+
+
+def callee_kernel(func):
+    """Declare ``func`` a kernel that only other kernels call (no Python entry).
+
+    The wrapper is compile time spent for nothing on such a kernel (a few hundredths of a
+    second per specialisation; ``benchmarks/README.md`` has the total). numba builds the
+    dispatcher with every option of :data:`kernel`; only its class changes, to
+    :class:`CalleeKernel`, which has the same layout.
+    """
+    dispatcher = _callee_njit(func)
+    if isinstance(dispatcher, CPUDispatcher):  # a plain function under NUMBA_DISABLE_JIT
+        dispatcher.__class__ = CalleeKernel
+    return dispatcher
+
 
 # scikit-learn's sentinels: ``children_left == TREE_LEAF`` marks a leaf and leaves have
 # ``feature == threshold == TREE_UNDEFINED``.

@@ -26,13 +26,13 @@ import math
 import numpy as np
 
 from .criterion import entropy_term
-from .jit import inline_kernel, kernel
+from .jit import callee_kernel, inline_kernel, kernel
 from .sorting import stable_order
 
 LOG2_3 = math.log2(3.0)
 
 
-@kernel
+@callee_kernel
 def value_groups(sorted_values, sorted_codes, n_classes):
     """Collapse a sorted column into groups of equal values.
 
@@ -125,7 +125,7 @@ def mdlp_accepts(gain, size, k, entropy, k_left, entropy_left, k_right, entropy_
     return gain > (math.log2(size - 1.0) + delta) / size
 
 
-@kernel
+@callee_kernel
 def mdlp_cut_groups(prefix, boundary, min_samples_split, max_depth):
     """Find the groups at which MDLP cuts a column, in increasing order.
 

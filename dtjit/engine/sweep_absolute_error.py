@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import FEATURE_THRESHOLD, inline_kernel, kernel
+from .jit import FEATURE_THRESHOLD, callee_kernel, inline_kernel, kernel
 from .sorting import stable_order
 from .sweep_exact import NO_SPLIT, count_missing, first_position_above
 from .work_queue import claim_item
@@ -210,7 +210,7 @@ def absolute_error_proxy(error_left, error_right, weight_left, weight_right):
     return -weight_right * (error_right / weight_right) - weight_left * (error_left / weight_left)
 
 
-@kernel
+@callee_kernel
 def absolute_error_cuts(idx, val, start, end_values, end, missing_left, rank_of, sorted_y,
                         sample_weight, weight, min_samples_leaf, min_weight_leaf, only_pos,
                         tree_w, tree_wy, left_errors, right_errors):  # fmt: skip
@@ -414,7 +414,7 @@ def rank_targets(nodes, node_start, node_end, idx, y, rank_of, sorted_y):
             rank_of[idx[start + order[r]]] = r
 
 
-@kernel
+@callee_kernel
 def absolute_error_splits_of_feature(f, nodes, candidate, node_start, node_end, node_weight,
                                      sorted_idx, sorted_val, rank_of, sorted_y, sample_weight,
                                      min_samples_leaf, min_weight_leaf, random_split,

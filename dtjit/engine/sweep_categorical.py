@@ -52,7 +52,7 @@ import numpy as np
 
 from .borrow import borrowed, keep_alive
 from .criterion import single_output_proxy
-from .jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, inline_kernel, kernel
+from .jit import FEATURE_THRESHOLD, POISSON, SQUARED_ERROR, callee_kernel, inline_kernel, kernel
 from .sorting import stable_order
 from .sweep_exact import set_side_flag
 from .threads import run_workers
@@ -309,7 +309,7 @@ def search_node_feature(m, cat_code, cat_stats, cat_weight, cat_count, total, we
     return proxy, n_left
 
 
-@kernel
+@callee_kernel
 def presorted_category_stats(idx, val, codes, start, end, contrib, sample_weight, cat_code,
                              cat_stats, cat_weight, cat_count):  # fmt: skip
     """Per-category statistics of a presorted segment; returns the number of categories ``m``.
@@ -336,7 +336,7 @@ def presorted_category_stats(idx, val, codes, start, end, contrib, sample_weight
     return m
 
 
-@kernel
+@callee_kernel
 def binned_category_stats(rows, start, end, codes, f, nan_bin, n_bins, code, contrib,
                           sample_weight, cat_code, cat_stats, cat_weight, cat_count):  # fmt: skip
     """Per-category statistics of a node's rows in the histogram layout; returns ``m``.
@@ -383,7 +383,7 @@ def new_category_scratch(n, n_sweep):
     )
 
 
-@kernel
+@callee_kernel
 def categorical_splits_presorted_node(s, node, candidate, cat_slot, node_start, node_end,
                                       node_stats, node_weight, sorted_idx, sorted_val,
                                       sorted_code, contrib, sample_weight, n_sweep, criterion,
@@ -461,7 +461,7 @@ def categorical_splits_presorted_worker(queue, n_threads, nodes, candidate, cat_
         s = claim_item(queue)
 
 
-@kernel
+@callee_kernel
 def categorical_splits_binned_node(s, node, candidate, cat_slot, nan_bin, bin_offset,
                                    node_start, node_end, node_stats, node_weight, rows, codes,
                                    code, contrib, sample_weight, n_sweep, criterion,
@@ -531,7 +531,7 @@ def categorical_splits_binned_worker(queue, n_threads, nodes, candidate, cat_slo
         s = claim_item(queue)
 
 
-@kernel
+@callee_kernel
 def split_segment_ids(idx, val, start, end, split_row):
     """Sample ids of a presorted segment going left and right at a subset split.
 
@@ -586,7 +586,7 @@ def subset_left_weight_binned(rows, codes, f, start, end, nan_bin, split_row, sa
     return weight_left
 
 
-@kernel
+@callee_kernel
 def mark_goes_left(idx, val, start, end, split_row, goes_left):
     """Set the side flags (``sweep_exact.set_side_flag``) of a segment's rows at a subset split."""
     n_words = split_row.shape[0] - 1
@@ -596,7 +596,7 @@ def mark_goes_left(idx, val, start, end, split_row, goes_left):
         set_side_flag(goes_left, idx[p], category_goes_left(val[p], bits, missing_left))
 
 
-@kernel
+@callee_kernel
 def order_bins_left_first(codes, start, end, f, nan_bin, split_row):
     """Recode feature ``f`` of a binned segment so the left categories come first.
 
@@ -626,7 +626,7 @@ def order_bins_left_first(codes, start, end, f, nan_bin, split_row):
     return n_left_bins - 1, inverse
 
 
-@kernel
+@callee_kernel
 def restore_bins(codes, start, end, f, inverse):
     """Undo :func:`order_bins_left_first` on the (now partitioned) segment."""
     for p in range(start, end):

@@ -41,6 +41,7 @@ from .jit import (
     PARALLEL_MIN_WORK,
     POISSON,
     SQUARED_ERROR,
+    callee_kernel,
     inline_kernel,
     kernel,
 )
@@ -1021,7 +1022,7 @@ def prepare_sweep(
     return p, weight_left, min_left, min_right
 
 
-@kernel
+@callee_kernel
 def general_sweep(
     idx, val, codes, start, p, end, contrib, sample_weight, unit_weight, unit_sample_weight,
     total, weight, weight_left, n_sweep, criterion, min_left, min_right, min_weight_leaf, left,
@@ -1237,7 +1238,7 @@ def values_versus_missing_sides(
     return True
 
 
-@kernel
+@callee_kernel
 def values_versus_missing_proxy(
     n_values, n_missing, weight, missing_weight, total, missing_stats, n_sweep, criterion,
     min_samples_leaf, min_weight_leaf, left,
@@ -1325,7 +1326,7 @@ def first_position_above(val, start, end, threshold):
     return lo
 
 
-@kernel
+@callee_kernel
 def random_split_in_segment(
     idx, val, codes, start, end, contrib, sample_weight, unit_weight, unit_sample_weight, total,
     weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf, threshold, missing_go_left,
@@ -1996,7 +1997,7 @@ def value_of_key(key):
     return np.uint32(bits).view(np.float32)
 
 
-@kernel
+@callee_kernel
 def presort_column(x, out_idx, out_val, entries, tmp_entries):
     """Write the stable ascending order of ``x`` (float32) and the sorted values.
 
@@ -2203,7 +2204,7 @@ def rand_uniform(rng_state, low, high):
     return (high - low) * u + low
 
 
-@kernel
+@callee_kernel
 def presorted_constant_features(start, end, sorted_val, out):
     """Mark the features constant on the segment ``[start, end)``: ``out[f] = 1``.
 
@@ -2222,7 +2223,7 @@ def presorted_constant_features(start, end, sorted_val, out):
             out[f] = val[end - 1] <= val[start] + FEATURE_THRESHOLD
 
 
-@kernel
+@callee_kernel
 def draw_candidate_features(f_order, max_features, constant, rng_state, out_candidate):
     """Choose the features searched at one node (scikit-learn's ``max_features`` rule).
 

@@ -33,7 +33,7 @@ from .criterion import (
     is_classification,
     single_output_proxy,
 )
-from .jit import FEATURE_THRESHOLD, GINI, inline_kernel, kernel
+from .jit import FEATURE_THRESHOLD, GINI, callee_kernel, inline_kernel, kernel
 from .sweep_exact import (
     EXACT_SQUARES_LIMIT,
     NO_ENTROPY_BOUND,
@@ -55,7 +55,7 @@ def histogram_width(n_sweep, unit_weight):
     return n_sweep if unit_weight else n_sweep + 2
 
 
-@kernel
+@callee_kernel
 def add_rows(start, end, codes, bin_offset, f_first, f_stop, code, position_contrib,
              position_weight, unit_weight, n_sweep, hist):  # fmt: skip
     """Add the positions ``start .. end - 1`` of features ``f_first .. f_stop - 1`` to ``hist``.
@@ -214,7 +214,7 @@ def tied_run(hist, first_bin, n_bins, listed, n_listed, j, bin_min, bin_max, n_s
     return run_class, weight_run, n_run
 
 
-@kernel
+@callee_kernel
 def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
                total, weight, n_rows, n_sweep, unit_weight, criterion, xlogx, min_samples_leaf,
                min_weight_leaf, missing_bin, left):  # fmt: skip
@@ -474,7 +474,7 @@ def sweep_node(s, hist, listed, n_listed, candidate, bin_offset, bin_min, bin_ma
 # pairs; 0.94x in another 6), binary 1.00x.
 
 
-@kernel
+@callee_kernel
 def sweep_small_nodes(first, stop, searched_nodes, node_slot, node_start, node_end, node_stats,
                       node_weight, codes, bin_offset, bin_min, bin_max, near_ties, code,
                       position_contrib, position_weight, unit_weight, n_sweep, criterion, xlogx,

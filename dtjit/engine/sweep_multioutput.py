@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .criterion import is_multi_output, multi_output_proxy, n_outputs_of
-from .jit import FEATURE_THRESHOLD, inline_kernel, kernel
+from .jit import FEATURE_THRESHOLD, callee_kernel, inline_kernel, kernel
 from .sweep_exact import (
     NO_SPLIT,
     count_missing,
@@ -124,7 +124,7 @@ def stats_of_rows(
     )  # fmt: skip
 
 
-@kernel
+@callee_kernel
 def sweep_segment(
     idx, val, start, end, code, contrib, sample_weight, total, weight, n_sweep, criterion,
     min_samples_leaf, min_weight_leaf, n_missing, missing_go_left, missing_stats,
@@ -252,7 +252,7 @@ def random_split_multi_output(
     return proxy, pos, threshold, missing
 
 
-@kernel
+@callee_kernel
 def multi_output_splits_of_feature(
     f, nodes, candidate, node_start, node_end, node_stats, node_weight, sorted_idx, sorted_val,
     code, contrib, sample_weight, n_sweep, criterion, min_samples_leaf, min_weight_leaf,

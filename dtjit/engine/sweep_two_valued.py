@@ -36,6 +36,7 @@ from .criterion import single_output_proxy
 from .jit import (
     FEATURE_THRESHOLD,
     PASS_PARALLEL_MIN_WORK,
+    callee_kernel,
     inline_kernel,
     kernel,
     read_only,
@@ -396,7 +397,7 @@ def two_valued_splits_worker(
     keep_alive(owned)
 
 
-@kernel
+@callee_kernel
 def high_side_counts(codes, start, end, row_bits, j, out_high):
     """Class counts of the segment [start, end) high in slot ``j``; returns their number."""
     out_high[:] = 0.0
@@ -411,7 +412,7 @@ def high_side_counts(codes, start, end, row_bits, j, out_high):
     return np.float64(n_high)
 
 
-@kernel
+@callee_kernel
 def mark_two_valued_sides(rows, start, end, row_bits, j, goes_left):
     """Set the side flags of a node's rows split on slot ``j``: ``low`` rows go left."""
     word = j >> 6

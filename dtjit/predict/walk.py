@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..engine.jit import TREE_LEAF, inline_kernel, kernel
+from ..engine.jit import TREE_LEAF, callee_kernel, inline_kernel, kernel
 
 # Rows per parallel task: large enough that scheduling is negligible, small enough (about
 # 4096 x 20 float32 = 320 KB) that a task's rows stay in L2 between the scan and the walk.
@@ -381,7 +381,7 @@ def is_inner(record, node, shift):
     return (np.int64(record["packed"]) >> shift) != node
 
 
-@kernel
+@callee_kernel
 def walk_phase(
     X,
     start,
@@ -611,7 +611,7 @@ def walk_rows(
                 out[start + i, w] = payload[node, w]
 
 
-@kernel
+@callee_kernel
 def route_block(
     X, start, stop, nodes, shift, feature_mask, phases, tree_node, payload, out, allow_nan,
     nan_walk,

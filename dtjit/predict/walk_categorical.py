@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..engine.jit import TREE_LEAF, inline_kernel, kernel
+from ..engine.jit import TREE_LEAF, callee_kernel, inline_kernel, kernel
 from ..engine.sweep_categorical import bit_is_set, category_bit
 from .walk import ROWS_FINITE, ROWS_HAVE_INF, ROWS_HAVE_NAN, ROWS_PER_TASK
 
@@ -57,7 +57,7 @@ def scan_rows(X, start, stop, categorical_column):
     return found
 
 
-@kernel
+@callee_kernel
 def route_block_categorical(X, start, stop, feature, threshold, left, missing_left,
                             categorical_set, category_bits, categorical_column, payload,
                             out):  # fmt: skip

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from _assertions import assert_trees_identical
 from _categorical_reference import brute_force_subsets, proxy, route_row
+from _kernel_entry import via_kernel
 from conftest import read_adult
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -30,7 +31,7 @@ def _kernel_search(cat_stats, cat_weight, cat_count, criterion, min_samples_leaf
     if criterion == "squared_error":
         total = np.array([total[0], 0.0, 1.0])
     side = np.zeros(m, dtype=np.uint8)
-    best, n_left = best_category_subset(
+    best, n_left = via_kernel(best_category_subset)(
         m, cat_stats, cat_weight, cat_count, total, float(cat_weight.sum()), n_sweep,
         CRITERION_CODES[criterion], min_samples_leaf, mwl, side,
     )  # fmt: skip
@@ -632,4 +633,4 @@ def test_stable_order_is_numpys_stable_argsort(m):
         np.where(rng.random(m) < 0.3, np.nan, rng.integers(0, 3, m).astype(np.float64)),
         np.arange(m, 0, -1, dtype=np.float64),
     ):
-        np.testing.assert_array_equal(stable_order(key), np.argsort(key, kind="stable"))
+        np.testing.assert_array_equal(via_kernel(stable_order)(key), np.argsort(key, kind="stable"))

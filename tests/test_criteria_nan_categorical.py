@@ -27,6 +27,7 @@ from _criteria_reference import (
     node_rows,
     weighted_median,
 )
+from _kernel_entry import via_kernel
 from _reference import reference_split_with_missing
 from conftest import read_adult, sample_rows
 from sklearn import tree as sk_tree
@@ -282,7 +283,8 @@ def test_absolute_error_pass_with_preloaded_rows_matches_brute_force():
                  sorted_y)  # fmt: skip
     tree_w, tree_wy, out = np.empty(n + 1), np.empty(n + 1), np.empty(n)
     stop = n - n_pre  # positions [stop, n) are preloaded, [0, stop) swept
-    absolute_errors_pass(idx, 0, stop, stop, n, 0, rank_of, sorted_y, w, n, tree_w, tree_wy, out)
+    errors_pass = via_kernel(absolute_errors_pass)
+    errors_pass(idx, 0, stop, stop, n, 0, rank_of, sorted_y, w, n, tree_w, tree_wy, out)
     for p in range(stop):
         rows = np.r_[idx[stop:], idx[: p + 1]]
         assert out[p] == pytest.approx(absolute_error(y[rows], w[rows]), abs=1e-9)
@@ -463,7 +465,7 @@ def test_poisson_subset_by_mean_order_is_the_brute_force_optimum(seed):
     stats, weights = np.array(stats), np.array(weights)
     total = np.array([stats[:, 0].sum(), 0.0, 1.0])
     side = np.zeros(m, dtype=np.uint8)
-    best, _ = best_category_subset(m, stats, weights, counts.astype(np.int64), total,
+    best, _ = via_kernel(best_category_subset)(m, stats, weights, counts.astype(np.int64), total,
                                    float(weights.sum()), 1, POISSON, 1, 0.0, side)  # fmt: skip
     brute = max(p for p, _ in brute_force_subsets(stats, weights, counts, "poisson"))
     assert best == pytest.approx(brute, rel=1e-12)
@@ -479,7 +481,7 @@ def test_poisson_subset_never_gives_a_child_zero_sum():
     weights = np.array([2.0, 3.0, 2.0, 1.0])
     counts = np.array([2, 3, 2, 1], dtype=np.int64)
     side = np.zeros(4, dtype=np.uint8)
-    best, _ = best_category_subset(4, stats, weights, counts, np.array([8.0, 0.0, 1.0]),
+    best, _ = via_kernel(best_category_subset)(4, stats, weights, counts, np.array([8.0, 0.0, 1.0]),
                                    8.0, 1, POISSON, 1, 0.0, side)  # fmt: skip
     valid = [p for p, _ in brute_force_subsets(stats, weights, counts, "poisson")]
     assert -np.inf < best <= max(valid) + 1e-12

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _hist_reference import reference_bins, reference_hist_build, reference_histogram
+from _kernel_entry import via_kernel
 from _reference import assert_tree_equal, reference_apply
 from conftest import sample_rows
 from hypothesis import HealthCheck, given, settings
@@ -220,7 +221,7 @@ def test_hist_entropy_screen_keeps_the_first_of_tied_proxies(seed):
         for criterion in (jit.ENTROPY, jit.GAIN_RATIO):
             results = []
             for table in (sweep_exact.xlogx_table(n_rows), empty):  # screened, then not
-                result = sweep_hist.best_bin_split(
+                result = via_kernel(sweep_hist.best_bin_split)(
                     hist, np.int64(0), np.int64(n_bins), np.arange(n_bins, dtype=np.int64),
                     np.int64(n_bins), bin_min, bin_min + 0.5, np.uint8(0), total, float(n_rows),
                     np.int64(n_rows), np.int64(n_classes), True, np.int64(criterion), table,
@@ -271,7 +272,7 @@ def test_hist_row_sweep_equals_the_bin_sweep(seed):
         np.testing.assert_array_equal(grouped, classes[np.argsort(codes, kind="stable")])
         for criterion in (jit.GINI, jit.ENTROPY, jit.GAIN_RATIO):
             table = sweep_exact.screening_table(n_rows, True, criterion)
-            expected = sweep_hist.best_bin_split(
+            expected = via_kernel(sweep_hist.best_bin_split)(
                 hist, np.int64(0), np.int64(n_bins), listed, np.int64(len(listed)), bin_min,
                 bin_max, np.uint8(0), total, float(n_rows), np.int64(n_rows),
                 np.int64(n_classes), True, np.int64(criterion), table, np.int64(min_leaf),

@@ -23,6 +23,7 @@ import textwrap
 import numba
 import numpy as np
 import pytest
+from _kernel_entry import via_kernel
 from _reference import FEATURE_THRESHOLD, entropy, gini
 from numba.core.registry import CPUDispatcher
 
@@ -866,7 +867,7 @@ def _unit_sweep(criterion, val, codes, total, n_classes, min_leaf, min_weight, k
     )  # fmt: skip
     if criterion == "gini":
         return sweep_exact.unit_gini_sweep(*args, _sweep_block())
-    return sweep_exact.unit_entropy_sweep(*args, sweep_exact.xlogx_table(n))
+    return via_kernel(sweep_exact.unit_entropy_sweep)(*args, sweep_exact.xlogx_table(n))
 
 
 def test_xlogx_table_holds_n_ln_n_in_fixed_point():
@@ -1012,7 +1013,7 @@ def test_weighted_entropy_sweep_keeps_the_first_of_tied_proxies(seed):
         if best > sweep_exact.NO_SPLIT:
             known += [best, np.nextafter(best, -np.inf), best + 0.5 * abs(best) + 0.5]
         for known_proxy in known:
-            got = sweep_exact.weighted_entropy_sweep(
+            got = via_kernel(sweep_exact.weighted_entropy_sweep)(
                 np.arange(n, dtype=np.int32), val, codes, np.int64(0), np.int64(0),
                 np.int64(n), w, w, total, float(np.sum(w)), 0.0, np.int64(n_classes),
                 np.int64(min_leaf), np.int64(min_leaf), min_weight, np.zeros(5 * n_classes),

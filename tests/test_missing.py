@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _assertions import assert_same_as_sklearn, assert_trees_identical, compare_with_sklearn
+from _kernel_entry import via_kernel
 from _reference import _proxy, _stats, reference_random_split, reference_split_with_missing
 from sklearn import tree as sk_tree
 
@@ -569,7 +570,7 @@ def test_missing_tail_split_matches_reference(criterion, min_samples_leaf):
     everything = _stats(idx[start:end], y, w, True, n_classes)
     code = dtjit.engine.jit.CRITERION_CODES[criterion]
     missing_stats, left = np.full(n_classes, np.nan), np.full(n_classes, np.nan)
-    missing_weight, proxy = sweep_exact.missing_tail_split(
+    missing_weight, proxy = via_kernel(sweep_exact.missing_tail_split)(
         idx, codes, np.int64(start), np.int64(end_non_missing), np.int64(end), w, w, False,
         False, np.int64(n_classes), everything.counts, everything.weight, np.int64(code),
         np.int64(min_samples_leaf), 0.0, missing_stats, left,

@@ -17,6 +17,7 @@ from _criteria_reference import (
     node_rows,
     weighted_median,
 )
+from _kernel_entry import via_kernel
 from _reference import reference_split_with_missing
 from conftest import sample_rows
 from sklearn import tree as sk_tree
@@ -432,9 +433,9 @@ def test_absolute_error_passes_match_brute_force():
                  sorted_y)  # fmt: skip
     tree_w, tree_wy = np.empty(n + 1), np.empty(n + 1)
     forward, backward = np.empty(n), np.empty(n)
-    absolute_errors_pass(idx, 0, n, 0, 0, 0, rank_of, sorted_y, w, n, tree_w, tree_wy, forward)
-    absolute_errors_pass(idx, n - 1, -1, 0, 0, 0, rank_of, sorted_y, w, n, tree_w, tree_wy,
-                         backward)  # fmt: skip
+    errors_pass = via_kernel(absolute_errors_pass)
+    errors_pass(idx, 0, n, 0, 0, 0, rank_of, sorted_y, w, n, tree_w, tree_wy, forward)
+    errors_pass(idx, n - 1, -1, 0, 0, 0, rank_of, sorted_y, w, n, tree_w, tree_wy, backward)
     for p in range(n):
         head, tail = idx[: p + 1], idx[p:]
         assert forward[p] == pytest.approx(absolute_error(y[head], w[head]), abs=1e-9)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import sklearn.tree
 from _assertions import assert_same_as_sklearn, assert_trees_identical, check_tree_invariants
+from _kernel_entry import via_kernel
 from _multioutput_reference import best_split_of_feature, candidates, split_quality
 from conftest import sample_rows
 from sklearn.datasets import load_diabetes, load_iris, load_linnerud
@@ -39,7 +40,7 @@ def kernel_splits(X, Y, w, criterion, min_samples_leaf=1, min_weight_leaf=0.0):
     code_of = multi_output_criterion(CRITERION_CODES[criterion], Y.shape[1])
     sorted_idx, sorted_val = presort(X32, np.zeros(X32.shape[1], np.uint8), 1)
     stats = np.zeros((1, n_stats))
-    weight = stats_of_rows(
+    weight = via_kernel(stats_of_rows)(
         code_of, True, sorted_idx[0], np.int64(0), np.int64(n_samples), np.int64(0), np.int64(0),
         code, contrib, w, y, not is_classifier, stats[0],
     )  # fmt: skip

@@ -81,7 +81,7 @@ def log2(x):
     return math.log(x) / LN2
 
 
-@kernel
+@callee_kernel
 def node_impurity(criterion, stats, weight, multi_output_search):
     """Impurity of a node from its statistics.
 

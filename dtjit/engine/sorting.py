@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import inline_kernel, kernel
+from .jit import callee_kernel, inline_kernel
 
 # Runs of this many keys are sorted by insertion before the merges.
 RUN = 16
@@ -21,7 +21,7 @@ def before(a, b):
     return a < b or (b != b and a == a)
 
 
-@kernel
+@callee_kernel
 def stable_order(key):
     """Return the positions of ``key`` in ascending key order, ties in position order, NaN last.
 

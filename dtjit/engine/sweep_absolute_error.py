@@ -142,7 +142,7 @@ def fenwick_add_sample(i, base, rank_of, sorted_y, sample_weight, size, tree_w, 
     return w, w * y_value
 
 
-@kernel
+@callee_kernel
 def absolute_errors_pass(idx, first, stop, preload_start, preload_end, base, rank_of, sorted_y,
                          sample_weight, size, tree_w, tree_wy, out_errors):  # fmt: skip
     """Absolute error of every prefix of ``idx[first], idx[first + step], ...`` up to ``stop``.

@@ -196,7 +196,7 @@ def scan_subsets(m, cat_stats, cat_weight, cat_count, total, weight, n_rows, n_s
     return best_proxy
 
 
-@kernel
+@callee_kernel
 def best_category_subset(m, cat_stats, cat_weight, cat_count, total, weight, n_sweep, criterion,
                          min_samples_leaf, min_weight_leaf, side):  # fmt: skip
     """Best left set over ``m`` present categories (see the module docstring for the method).

@@ -683,7 +683,7 @@ def unit_entropy_proxy(counts, total, n_sweep, weight_left, weight):
     return children_proxy(entropy_left, entropy_right, weight_left, weight_right)
 
 
-@kernel
+@callee_kernel
 def unit_entropy_sweep(
     val, codes, start, p, end, total, weight, weight_left, n_sweep, min_left, min_right,
     min_weight_leaf, left, known_proxy, xlogx,
@@ -847,7 +847,7 @@ def cut_to_score(
     return False, left_feasible, score
 
 
-@kernel
+@callee_kernel
 def weighted_entropy_sweep(
     idx, val, codes, start, p, end, contrib, sample_weight, total, weight, weight_left,
     n_sweep, min_left, min_right, min_weight_leaf, left, known_proxy,
@@ -1282,7 +1282,7 @@ def values_versus_missing_single_output(
     )
 
 
-@kernel
+@callee_kernel
 def missing_tail_split(
     idx, codes, start, end_non_missing, end, contrib, sample_weight, unit_weight,
     unit_sample_weight, n_sweep, total, weight, criterion, min_samples_leaf, min_weight_leaf,

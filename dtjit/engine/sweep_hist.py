@@ -372,7 +372,7 @@ def sweep_bins(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_
     return best_proxy, best_cut, threshold
 
 
-@kernel
+@callee_kernel
 def best_bin_split(hist, first_bin, n_bins, listed, n_listed, bin_min, bin_max, has_near_ties,
                    total, weight, n_rows, n_sweep, unit_weight, criterion, xlogx,
                    min_samples_leaf, min_weight_leaf, left):  # fmt: skip

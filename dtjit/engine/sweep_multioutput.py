@@ -101,7 +101,7 @@ def multi_output_segment_stats(
     return weight
 
 
-@kernel
+@callee_kernel
 def stats_of_rows(
     criterion, multi_output_search, idx, start, end, extra_start, extra_end, code, contrib,
     sample_weight, y, is_regression, out,

@@ -31,6 +31,7 @@ from numba.core.registry import CPUDispatcher
 from . import (
     compile_gc,  # noqa: F401
     compile_notice,  # noqa: F401
+    kernel_calls,
 )
 from .compile_pipeline import KernelCompiler
 
@@ -102,18 +103,17 @@ class CalleeKernel(CPUDispatcher):
         )
 
 
-_callee_njit = numba.njit(no_cpython_wrapper=True, **KERNEL_OPTIONS)
-
-
 def callee_kernel(func):
     """Declare ``func`` a kernel that only other kernels call (no Python entry).
 
-    The wrapper is compile time spent for nothing on such a kernel (a few hundredths of a
-    second per specialisation; ``benchmarks/README.md`` has the total). numba builds the
-    dispatcher with every option of :data:`kernel`; only its class changes, to
-    :class:`CalleeKernel`, which has the same layout.
+    The CPython wrapper is compile time spent for nothing on such a kernel (a few hundredths
+    of a second per specialisation; ``benchmarks/README.md`` has the total). The kernel has
+    every option of :data:`kernel`; its lowering leaves the wrapper out
+    (``kernel_calls.CALLEE_ONLY``), and its dispatcher's class is :class:`CalleeKernel`,
+    which has the same layout.
     """
-    dispatcher = _callee_njit(func)
+    setattr(func, kernel_calls.CALLEE_ONLY, True)
+    dispatcher = kernel(func)
     if isinstance(dispatcher, CPUDispatcher):  # a plain function under NUMBA_DISABLE_JIT
         dispatcher.__class__ = CalleeKernel
     return dispatcher

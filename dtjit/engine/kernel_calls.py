@@ -23,6 +23,12 @@ What the callee's calls cost: a real call instead of LLVM's choice to inline, fo
 that are called per node or per (node, feature), never per row (per-row helpers are inline
 helpers, copied into the caller's IR before typing and untouched here).
 
+A kernel only other kernels call (``jit.callee_kernel``, its Python function marked
+:data:`CALLEE_ONLY`) is lowered without numba's CPython wrapper, which such calls never use.
+It is left out here rather than by numba's ``no_cpython_wrapper`` flag: the flags key numba's
+cache of its own overloads (``np.empty`` ...), which a flag of their own compiled again for
+those kernels.
+
 Calls to anything else (numba's own overloads, a function compiled outside dtjit) link as
 usual. This relies on private parts of numba, the same in 0.59 and 0.68; without them
 :data:`BY_SYMBOL` is False and every call links as numba does.
@@ -40,6 +46,9 @@ from numba.core import cgutils, lowering, types
 from numba.core.compiler_machinery import register_pass
 from numba.core.imputils import fix_returning_optional, impl_ret_new_ref
 from numba.core.typed_passes import NativeLowering
+
+# Set (True) on the Python function of a kernel that only other kernels call.
+CALLEE_ONLY = "_dtjit_callee_only"
 
 # Symbol -> address already given to llvmlite in this process; read and written under
 # numba's compiler lock (lowering and cache loads both hold it).
@@ -123,6 +132,12 @@ class KernelCallLower(lowering.Lower):
         return call_by_symbol(self.context, self.builder, cres.fndesc, record.symbol,
                               signature, argvals)  # fmt: skip
 
+    def create_cpython_wrapper(self, release_gil=False):
+        """Emit numba's CPython wrapper, except for a kernel that only kernels call."""
+        if getattr(self.func_ir.func_id.func, CALLEE_ONLY, False):
+            return
+        super().create_cpython_wrapper(release_gil)
+
 
 def call_by_symbol(context, builder, fndesc, symbol, signature, argvals):
     """Emit a call of ``fndesc``'s function under ``symbol``.
@@ -161,6 +176,8 @@ def _supported() -> bool:
         return False
     return (
         list(inspect.signature(lower_call).parameters) == ["self", "fnty", "expr", "signature"]
+        and list(inspect.signature(lowering.Lower.create_cpython_wrapper).parameters)
+        == ["self", "release_gil"]
         and isinstance(inspect.getattr_static(NativeLowering, "lowering_class"), property)
         and hasattr(llvm, "add_symbol")
     )

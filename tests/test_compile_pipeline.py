@@ -135,3 +135,29 @@ def test_a_site_copy_of_the_scope_has_the_variables_in_maps_of_its_own(builds):
     site.define("only_in_the_copy", site.loc)
     assert renamed.name not in before and "only_in_the_copy" in site.localvars._con
     assert scope.localvars._con == before and dict(scope.redefined) == redefined
+
+
+def test_a_site_is_copied_once_and_its_blocks_end_plain(builds, monkeypatch):
+    numba_inline = InlineWorker.inline_ir
+    seen = []
+
+    def watching(self, caller_ir, block, i, callee_ir, *args, **kwargs):
+        seen.append({type(b) for b in callee_ir.blocks.values()})
+        return numba_inline(self, caller_ir, block, i, callee_ir, *args, **kwargs)
+
+    monkeypatch.setattr(InlineWorker, "inline_ir", watching)
+    kernel = numba.njit(**FRESH)(_nested_sites)
+    assert kernel(2) == 15  # (2 * 3 + 3) + (2 * 2 + 2)
+    # Every site's IR came from the stored front end, as SiteBlocks.
+    assert seen and all(types == {compile_pipeline.SiteBlock} for types in seen)
+    # A deep copy of a SiteBlock is a working copy, which a second copy shares.
+    site = compile_pipeline.FrontEndOnceWorker.__new__(compile_pipeline.FrontEndOnceWorker)
+    site.flags = numba.core.compiler.Flags()
+    block = next(iter(site.run_untyped_passes(_scaled_plus).blocks.values()))
+    working = copy.deepcopy(block)
+    assert type(working) is compile_pipeline.CopiedSiteBlock and working is not block
+    assert working.body is not block.body and copy.deepcopy(working) is working
+    # No special block is left in the stored front ends or the compiled kernel's IR.
+    blocks = kernel.overloads[kernel.signatures[0]].type_annotation.blocks
+    stored = [b for ir in compile_pipeline._FRONT_ENDS.values() for b in ir.blocks.values()]
+    assert {type(b) for b in [*stored, *blocks.values()]} == {numba.core.ir.Block}

@@ -12,10 +12,10 @@ and gives each call site a copy under a fresh function identity, the same IR a r
 gives. ``dtjit compile`` built helpers' front ends 776 times for 125 helpers, nested
 helpers included; the gain is in ``benchmarks/README.md``.
 
-numba still copies the IR at each site (its ``inline_ir``), but copies the helper's scope of
-variables faster (:class:`SiteCopyScope`); it types and lowers the result as before: the
-kernels' machine code is unchanged. The stored IR stays for the process (every path peaks
-14-22 MB higher).
+numba still copies the IR at each site (its ``inline_ir``), but once instead of twice
+(:class:`SiteBlock`), and the helper's scope of variables faster (:class:`SiteCopyScope`); it
+types and lowers the result as before: the kernels' machine code is unchanged. The stored
+IR stays for the process (every path peaks 14-22 MB higher).
 
 The pass subclasses numba's and hands its ``_do_work`` the worker below. These are private
 parts of numba, the same in 0.59 and 0.68; where the installed numba lacks them,
@@ -67,6 +67,30 @@ class SiteCopyScope(ir.Scope):
         return site
 
 
+class SiteBlock(ir.Block):
+    """A block of a call site's copy of a helper's IR, before numba copies it for the site.
+
+    numba's ``inline_ir`` deep-copies the site's IR, then deep-copies that copy again to
+    return an unmutated one, which ``InlineInlinables`` discards. The first copy of a
+    ``SiteBlock`` is a :class:`CopiedSiteBlock`, which the second copy shares instead of
+    copying; :meth:`FrontEndOnceWorker.inline_ir` makes the blocks plain ``ir.Block``
+    again once they are in the caller.
+    """
+
+    def __deepcopy__(self, memo):
+        copied = CopiedSiteBlock.__new__(CopiedSiteBlock)
+        memo[id(self)] = copied
+        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))  # as copy.deepcopy does
+        return copied
+
+
+class CopiedSiteBlock(ir.Block):
+    """numba's working copy of a :class:`SiteBlock`; copying it again shares it."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class FrontEndOnceWorker(InlineWorker):
     """numba's inline worker, building a helper's untyped IR only the first time it is asked."""
 
@@ -92,9 +116,24 @@ class FrontEndOnceWorker(InlineWorker):
         else:
             # A build sets the caller's flag (numba's side effect); a reuse does the same.
             self.flags.enable_ssa = enable_ssa
-        site_copy = front_end.copy()
+        site_copy = front_end.copy()  # new blocks, each with its own list of statements
         site_copy.func_id = front_end.func_id.derive()
+        for block in site_copy.blocks.values():
+            block.__class__ = SiteBlock
         return site_copy
+
+    def inline_ir(self, caller_ir, block, i, callee_ir, callee_freevars, arg_typs=None):
+        """Inline as numba's ``inline_ir`` does, copying the site's IR once, not twice.
+
+        The unmutated copy it returns first (:class:`SiteBlock`) shares the blocks inlined
+        into the caller; ``InlineInlinables`` discards it.
+        """
+        try:
+            return super().inline_ir(caller_ir, block, i, callee_ir, callee_freevars, arg_typs)
+        finally:
+            for caller_block in caller_ir.blocks.values():
+                if type(caller_block) is CopiedSiteBlock:
+                    caller_block.__class__ = ir.Block
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -122,11 +161,13 @@ def _supported() -> bool:
         return False
     expected = ["self", "state", "work_list", "block", "i", "expr", "inline_worker"]
     run = inspect.signature(InlineWorker.run_untyped_passes).parameters
+    inline = ["self", "caller_ir", "block", "i", "callee_ir", "callee_freevars", "arg_typs"]
     scope_maps = {"localvars", "redefined", "var_redefinitions"}
     scope = ir.Scope(None, ir.Loc("", 0))
     return (
         list(inspect.signature(do_work).parameters) == expected
         and "enable_ssa" in run
+        and list(inspect.signature(InlineWorker.inline_ir).parameters) == inline
         and scope_maps <= set(vars(scope))
         and hasattr(scope.localvars, "_con")
     )

@@ -31,9 +31,9 @@ from numba.core.registry import CPUDispatcher
 from . import (
     compile_gc,  # noqa: F401
     compile_notice,  # noqa: F401
-    kernel_calls,
 )
 from .compile_pipeline import KernelCompiler
+from .kernel_calls import CALLEE_ONLY
 
 KERNEL_OPTIONS = {
     "cache": True,
@@ -90,8 +90,10 @@ class CalleeKernel(CPUDispatcher):
     """A kernel that only other kernels call: compiled without numba's CPython wrapper.
 
     numba compiles, next to each kernel, the wrapper that converts Python arguments and
-    results; kernels call each other by symbol (``kernel_calls``) and never use it. Without
-    it, a call from Python would jump to a null address, so this class refuses the call.
+    results; kernels call each other by symbol (``kernel_calls``) and never use it, so
+    dtjit's lowering leaves it out. Without it, a call from Python would jump to a null
+    address, so this class refuses the call (also where numba lacks the parts dtjit's
+    lowering needs and the wrapper is compiled after all).
     """
 
     def __call__(self, *args, **kwargs):
@@ -112,7 +114,7 @@ def callee_kernel(func):
     (``kernel_calls.CALLEE_ONLY``), and its dispatcher's class is :class:`CalleeKernel`,
     which has the same layout.
     """
-    setattr(func, kernel_calls.CALLEE_ONLY, True)
+    setattr(func, CALLEE_ONLY, True)
     dispatcher = kernel(func)
     if isinstance(dispatcher, CPUDispatcher):  # a plain function under NUMBA_DISABLE_JIT
         dispatcher.__class__ = CalleeKernel

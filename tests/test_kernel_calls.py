@@ -12,6 +12,7 @@ import textwrap
 import numba
 import numpy as np
 import pytest
+from _kernel_entry import via_kernel
 from numba.core.typed_passes import NativeLowering
 
 from dtjit.engine import compile_pipeline, kernel_calls
@@ -124,11 +125,6 @@ def test_without_the_private_parts_numba_lowering_stays(monkeypatch):
     assert compile_pipeline.with_calls_by_symbol(Pipeline()).passes[0][0] is KernelLowering
 
 
-@numba.njit(cache=False)
-def _poisson_loss_from_a_kernel(idx, start, end, y, sample_weight, y_sum, weight):
-    return poisson_loss(idx, start, end, y, sample_weight, y_sum, weight)
-
-
 def test_a_callee_kernel_serves_kernels_and_refuses_python_calls():
     y = np.array([0.0, 1.0, 3.0, 2.0, 5.0])
     weights = np.array([1.0, 2.0, 1.0, 0.5, 1.0])
@@ -141,14 +137,23 @@ def test_a_callee_kernel_serves_kernels_and_refuses_python_calls():
     expected = (weights[positive] * y[positive] * np.log(y[positive] / mean)).sum() / weight
 
     assert isinstance(poisson_loss, CalleeKernel)
-    assert _poisson_loss_from_a_kernel(*args, y_sum, weight) == pytest.approx(expected)
+    assert via_kernel(poisson_loss)(*args, y_sum, weight) == pytest.approx(expected)
     assert poisson_loss.py_func(*args, y_sum, weight) == pytest.approx(expected)
     with pytest.raises(TypeError, match=r"criterion\.poisson_loss is compiled for calls from"):
         poisson_loss(*args, y_sum, weight)
-    # Compiled without numba's CPython wrapper.
+    # Compiled without numba's CPython wrapper: its code (compiled or loaded from the
+    # cache, whose LLVM text is not kept) has the kernel's own entry and no wrapper entry,
+    # where a plain kernel has both.
     signature = tuple(numba.typeof(a) for a in (*args, y_sum, weight))
-    cres = poisson_loss.overloads[signature]
-    assert cres.fndesc.llvm_cpython_wrapper_name not in cres.library.get_llvm_str()
+    assert _entries(poisson_loss.overloads[signature]) == (True, False)
+    _checked_mean(y)
+    assert _entries(_checked_mean.overloads[(numba.typeof(y),)]) == (True, True)
+
+
+def _entries(cres):
+    """Whether ``cres``'s code has the kernel's own entry and numba's CPython wrapper."""
+    entry = cres.library.get_pointer_to_function
+    return entry(cres.fndesc.llvm_func_name) != 0, entry(cres.fndesc.llvm_cpython_wrapper_name) != 0
 
 
 CACHED_KERNELS = textwrap.dedent(

@@ -1,7 +1,8 @@
 """numba's compiler pipeline for dtjit's kernels, with each inline helper's front end built once.
 
-Its lowering pass is ``kernel_calls.KernelLowering`` (calls to other kernels by symbol); the
-rest of this module is the inlining pass.
+Its lowering pass is ``kernel_calls.KernelLowering`` (calls to other kernels by symbol), and
+numba's liveness analysis after each IR pass leaves out what dtjit's code never reads
+(``liveness``); the rest of this module is the inlining pass.
 
 To inline a helper declared ``inline="always"``, numba's ``InlineInlinables`` pass builds the
 helper's untyped IR (bytecode analysis and the untyped passes, its own inline helpers
@@ -36,7 +37,7 @@ from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
 from numba.core.typed_passes import NativeLowering
 from numba.core.untyped_passes import InlineInlinables
 
-from . import kernel_calls
+from . import kernel_calls, liveness  # noqa: F401  (liveness: installed when imported)
 
 # The untyped IR of each helper inlined so far, keyed by (Python function, enable_ssa).
 # Never handed out itself: callers get copies, which numba's inliner mutates.

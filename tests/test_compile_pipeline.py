@@ -6,11 +6,15 @@ import collections
 import copy
 
 import numba
+import numpy as np
 import pytest
+from numba.core import targetconfig
+from numba.core.compiler import Flags
 from numba.core.inline_closurecall import InlineWorker
+from numba.extending import overload
 
 from dtjit.engine import compile_pipeline
-from dtjit.engine.compile_pipeline import InlineHelpersOnce, KernelCompiler
+from dtjit.engine.compile_pipeline import InlineHelpersOnce, KernelCompiler, KernelFlags
 from dtjit.engine.jit import KERNEL_OPTIONS
 
 FRESH = {**KERNEL_OPTIONS, "cache": False}
@@ -161,3 +165,62 @@ def test_a_site_is_copied_once_and_its_blocks_end_plain(builds, monkeypatch):
     blocks = kernel.overloads[kernel.signatures[0]].type_annotation.blocks
     stored = [b for ir in compile_pipeline._FRONT_ENDS.values() for b in ir.blocks.values()]
     assert {type(b) for b in [*stored, *blocks.values()]} == {numba.core.ir.Block}
+
+
+# Values to set each option of numba's flags to: its default and another (options of
+# numba's own types are left unset: their setters convert strings, not their defaults).
+_FLAG_VALUES = {
+    name: [option.default, not option.default] if option.type is bool else []
+    for name, option in Flags.options.items()
+}
+_FLAG_VALUES["error_model"] = ["python", "numpy"]
+
+
+def _random_flags(rng, cls):
+    # Each option unset, set to its default, or set to another value.
+    flags = cls()
+    for name, values in _FLAG_VALUES.items():
+        pick = rng.integers(len(values) + 1)
+        if pick < len(values):
+            setattr(flags, name, values[pick])
+    return flags
+
+
+def test_kernel_flags_compare_and_hash_as_numbas():
+    assert compile_pipeline.FAST_FLAGS
+    rng = np.random.default_rng(0)
+    unequal = 0
+    for _ in range(400):
+        a, b = _random_flags(rng, Flags), _random_flags(rng, Flags)
+        if rng.random() < 0.3:  # equal values, set differently: b leaves defaults unset
+            b = Flags()
+            for name, value in a.values().items():
+                if value != Flags.options[name].default:
+                    setattr(b, name, value)
+        equal = a == b
+        unequal += not equal
+        ours_a, ours_b = KernelFlags(a), KernelFlags(b)
+        assert (ours_a == ours_b) is equal and (ours_a == b) is equal and (a == ours_b) is equal
+        assert hash(ours_a) == hash(a) == hash(ours_b)
+        assert ours_a.get_mangle_string() == a.get_mangle_string()
+        assert ours_a.copy().__class__ is KernelFlags and ours_a.copy() == a
+    assert 50 < unequal < 350  # both outcomes were tried
+    assert KernelFlags() != object() and KernelFlags() == Flags()
+
+
+def test_kernels_compile_under_kernel_flags():
+    seen = []
+
+    def probe(x):
+        return x
+
+    @overload(probe)
+    def _probe(x):
+        seen.append(type(targetconfig.ConfigStack().top()))
+        return lambda x: x + 1
+
+    def calls_probe(x):
+        return probe(x)
+
+    assert numba.njit(**FRESH)(calls_probe)(1) == 2
+    assert seen == [KernelFlags]

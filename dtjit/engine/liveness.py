@@ -20,9 +20,9 @@ not as they were at the end of the pass. What reads them later (loop lifting, ``
 contexts, ``literal_unroll``) is object mode or is not used in dtjit's code; the runs that
 insert deletions read them at once, as before.
 
-This replaces a method of a private class of numba, the same in 0.59 and 0.68; where the
-installed numba differs, :data:`WITHOUT_ENTRY_SETS` is False and numba's ``run`` is left
-alone.
+This replaces a method of a private class of numba, as written in numba 0.68; its signature
+and steps are checked on import, and where the installed numba's differ,
+:data:`WITHOUT_ENTRY_SETS` is False and numba's ``run`` is left alone.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def run_without_entry_sets(self, emit_dels: bool = False, extend_lifetimes: bool
 
 
 def _supported() -> bool:
-    """Return whether numba's ``run`` is the one this module knows (0.59 - 0.68)."""
+    """Return whether numba's ``run`` has the signature and steps this module knows."""
     parts = (
         "_insert_var_dels",
         "_compute_generator_info",

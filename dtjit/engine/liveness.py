@@ -57,18 +57,13 @@ def run_without_entry_sets(self, emit_dels: bool = False, extend_lifetimes: bool
 
 def _supported() -> bool:
     """Return whether numba's ``run`` has the signature and steps this module knows."""
-    parts = (
-        "_insert_var_dels",
-        "_compute_generator_info",
-        "remove_dels",
-    )
     try:
         source = inspect.getsource(_numba_run)
     except (OSError, TypeError):
         return False
     return (
         list(inspect.signature(_numba_run).parameters) == ["self", "emit_dels", "extend_lifetimes"]
-        and all(hasattr(postproc.PostProcessor, part) for part in parts)
+        and hasattr(postproc.PostProcessor, "_insert_var_dels")
         and hasattr(postproc, "VariableLifetime")
         and hasattr(transforms, "canonicalize_cfg")
         # the steps above, in numba's words

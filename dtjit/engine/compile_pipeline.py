@@ -1,9 +1,10 @@
 """numba's compiler pipeline for dtjit's kernels, with each inline helper's front end built once.
 
-Its lowering pass is ``kernel_calls.KernelLowering`` (calls to other kernels by symbol), and
+Its lowering pass is ``kernel_calls.KernelLowering`` (calls to other kernels by symbol),
 numba's liveness analysis after each IR pass leaves out what dtjit's code never reads
-(``liveness``). Its flags compare faster (:class:`KernelFlags`); the rest of this module is
-the inlining pass.
+(``liveness``), and the typing of calls to numba's builtins is answered once per argument
+types while it runs (``call_types``). Its flags compare faster (:class:`KernelFlags`); the
+rest of this module is the inlining pass.
 
 To inline a helper declared ``inline="always"``, numba's ``InlineInlinables`` pass builds the
 helper's untyped IR (bytecode analysis and the untyped passes, its own inline helpers
@@ -39,7 +40,7 @@ from numba.core.targetconfig import TargetConfig
 from numba.core.typed_passes import NativeLowering
 from numba.core.untyped_passes import InlineInlinables
 
-from . import kernel_calls, liveness  # noqa: F401  (liveness: installed when imported)
+from . import call_types, kernel_calls, liveness  # noqa: F401  (liveness: installed on import)
 
 # The untyped IR of each helper inlined so far, keyed by (Python function, enable_ssa).
 # Never handed out itself: callers get copies, which numba's inliner mutates.
@@ -272,6 +273,11 @@ class KernelCompiler(CompilerBase):
     def __init__(self, typingctx, targetctx, library, args, return_type, flags, locals):
         flags = KernelFlags(flags) if FAST_FLAGS else flags  # a copy: the caller's stays
         super().__init__(typingctx, targetctx, library, args, return_type, flags, locals)
+
+    def _compile_core(self):
+        """Compile as numba does, reusing typing answers while it runs (``call_types``)."""
+        with call_types.memoised():
+            return super()._compile_core()
 
     def define_pipelines(self):
         """Return the one pipeline a dtjit kernel compiles with (nopython, no fallback)."""

@@ -13,6 +13,8 @@ import numba
 import numpy as np
 import pytest
 from _kernel_entry import via_kernel
+from numba.core import codegen
+from numba.core.base import BaseContext
 from numba.core.typed_passes import NativeLowering
 
 from dtjit.engine import compile_pipeline, kernel_calls
@@ -123,6 +125,47 @@ def test_without_the_private_parts_numba_lowering_stays(monkeypatch):
     assert compile_pipeline.with_calls_by_symbol(Pipeline()).passes[0][0] is NativeLowering
     monkeypatch.setattr(kernel_calls, "BY_SYMBOL", True)
     assert compile_pipeline.with_calls_by_symbol(Pipeline()).passes[0][0] is KernelLowering
+
+
+def _branches_and_locals(x, k):
+    total = 0.0
+    for i in range(x.shape[0]):
+        scaled = x[i] * 2
+        if scaled > k:
+            total += scaled - k
+    return total
+
+
+def _lowered_ir(monkeypatch, skippable):
+    """Return the kernel module numba lowers for ``_branches_and_locals``, before LLVM."""
+    modules = []
+    add_ir_module = codegen.CPUCodeLibrary.add_ir_module
+
+    def recording(library, ir_module):
+        modules.append(str(ir_module))
+        return add_ir_module(library, ir_module)
+
+    monkeypatch.setattr(kernel_calls, "DEBUG_SIZES_SKIPPABLE", skippable)
+    monkeypatch.setattr(codegen.CPUCodeLibrary, "add_ir_module", recording)
+    dispatcher = numba.njit(**FRESH)(_branches_and_locals)
+    assert dispatcher(np.array([1.0, 3.0]), 1.5) == 5.0
+    (kernel,) = [m for m in modules if "define i32 @" in m and "_branches_and_locals" in m]
+    return re.sub(r"_branches_and_locals(\$\d+|B\d+v\d+)", "_branches_and_locals", kernel)
+
+
+def test_variables_are_allocated_as_numba_does_without_debug_sizes(monkeypatch):
+    assert kernel_calls.DEBUG_SIZES_SKIPPABLE  # the CI's numba: no size computed for nothing
+    sizes = []
+    get_abi_sizeof = BaseContext.get_abi_sizeof
+    monkeypatch.setattr(
+        BaseContext, "get_abi_sizeof", lambda ctx, ty: sizes.append(ty) or get_abi_sizeof(ctx, ty)
+    )
+    ours = _lowered_ir(monkeypatch, True)
+    skipped = len(sizes)
+    numbas = _lowered_ir(monkeypatch, False)
+    assert ours == numbas
+    assert "alloca" in ours
+    assert len(sizes) - skipped > skipped  # numba's own way sized each named variable
 
 
 def test_a_callee_kernel_serves_kernels_and_refuses_python_calls():

@@ -30,8 +30,9 @@ cache of its own overloads (``np.empty`` ...), which a flag of their own compile
 those kernels.
 
 Calls to anything else (numba's own overloads, a function compiled outside dtjit) link as
-usual. This relies on private parts of numba, the same in 0.59 and 0.68; without them
-:data:`BY_SYMBOL` is False and every call links as numba does.
+usual. The lowering class also leaves out a size numba computes only for debug info
+(:meth:`KernelCallLower.alloca_lltype`). This relies on private parts of numba, the same in
+0.59 and 0.68; without them :data:`BY_SYMBOL` is False and every call links as numba does.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import NamedTuple
 import llvmlite.binding as llvm
 from numba.core import cgutils, lowering, types
 from numba.core.compiler_machinery import register_pass
+from numba.core.debuginfo import DummyDIBuilder
 from numba.core.imputils import fix_returning_optional, impl_ret_new_ref
 from numba.core.typed_passes import NativeLowering
 
@@ -132,6 +134,18 @@ class KernelCallLower(lowering.Lower):
         return call_by_symbol(self.context, self.builder, cres.fndesc, record.symbol,
                               signature, argvals)  # fmt: skip
 
+    def alloca_lltype(self, name, lltype, datamodel=None):
+        """Allocate a variable as numba does, without the size only debug info would read.
+
+        numba computes each named variable's ABI size for its debug-info builder, by
+        printing and parsing a module holding the type (llvmlite's ``get_abi_size``), and
+        hands it to a builder that does nothing when debug info is off, as it is for dtjit's
+        kernels: one print and parse per named variable, for nothing.
+        """
+        if not (DEBUG_SIZES_SKIPPABLE and isinstance(self.debuginfo, DummyDIBuilder)):
+            return super().alloca_lltype(name, lltype, datamodel)
+        return cgutils.alloca_once(self.builder, lltype, name=name, zfill=False)
+
     def create_cpython_wrapper(self, release_gil=False):
         """Emit numba's CPython wrapper, except for a kernel that only kernels call."""
         if getattr(self.func_ir.func_id.func, CALLEE_ONLY, False):
@@ -184,3 +198,22 @@ def _supported() -> bool:
 
 
 BY_SYMBOL = _supported()
+
+
+def _debug_sizes_skippable() -> bool:
+    """Return whether numba's ``alloca_lltype`` is the one :class:`KernelCallLower` shortens."""
+    method = lowering.Lower.alloca_lltype
+    try:
+        source = inspect.getsource(method)
+    except (OSError, TypeError):
+        return False
+    return (
+        list(inspect.signature(method).parameters) == ["self", "name", "lltype", "datamodel"]
+        and "cgutils.alloca_once(self.builder, lltype," in source
+        and "name=name, zfill=False)" in source
+        and source.count("self.debuginfo.") == 1  # its only other effect: debug info
+        and "get_abi_sizeof" in source
+    )
+
+
+DEBUG_SIZES_SKIPPABLE = _debug_sizes_skippable()

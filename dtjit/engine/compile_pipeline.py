@@ -38,9 +38,9 @@ from numba.core.compiler_machinery import register_pass
 from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
 from numba.core.targetconfig import TargetConfig
 from numba.core.typed_passes import NativeLowering
-from numba.core.untyped_passes import InlineInlinables
+from numba.core.untyped_passes import InlineInlinables, ReconstructSSA
 
-from . import call_types, kernel_calls, liveness  # noqa: F401  (liveness: installed on import)
+from . import call_types, kernel_calls, liveness, ssa  # noqa: F401  (liveness: installed on import)
 
 # The untyped IR of each helper inlined so far, keyed by (Python function, enable_ssa).
 # Never handed out itself: callers get copies, which numba's inliner mutates.
@@ -190,7 +190,12 @@ def replace_pass(pipeline, numba_pass, ours):
 
 
 def with_helpers_once(pipeline):
-    """Return ``pipeline``, inlining with :class:`InlineHelpersOnce` where numba allows."""
+    """Return ``pipeline``, inlining with :class:`InlineHelpersOnce` where numba allows.
+
+    Its SSA pass is ``ssa.ReconstructSSAByBlock`` too, where numba allows.
+    """
+    if ssa.BY_BLOCK:
+        pipeline = replace_pass(pipeline, ReconstructSSA, ssa.ReconstructSSAByBlock)
     return replace_pass(pipeline, InlineInlinables, InlineHelpersOnce) if MEMOISED else pipeline
 
 

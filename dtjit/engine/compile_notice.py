@@ -19,7 +19,7 @@ from numba.core import event
 
 # What a first use compiles, in CPU seconds on the machines we measured (one core): a plain
 # fit and predict, or one further path (another splitter, criterion, NaN, categorical ...).
-FIRST_USE_SECONDS = "5-20"
+FIRST_USE_SECONDS = "2-15"
 
 
 class CompileWarning(UserWarning):

@@ -220,8 +220,8 @@ def run(rows: int = DEFAULT_ROWS, repeats: int = 1) -> None:
     print("=" * WIDTH)
     # Said before the first call: on a machine without numba's cache it compiles for about a
     # minute, which would otherwise look like a hang.
-    print("(first call: loading dtjit's compiled kernels, or compiling them once: a minute")
-    print(" or two on a new machine; `dtjit compile` compiles every path ahead of use)", flush=True)
+    print("(first call: loading dtjit's compiled kernels, or compiling them once: about half")
+    print(" a minute on a new machine; `dtjit compile` compiles every path ahead of use)", flush=True)
     print()
     # Measured before anything else touches dtjit's kernels, so it is a true first call.
     first, again = _first_call_seconds()

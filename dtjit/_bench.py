@@ -218,10 +218,12 @@ def run(rows: int = DEFAULT_ROWS, repeats: int = 1) -> None:
 
     print(f"dtjit {dtjit.__version__} bench: dtjit vs scikit-learn decision trees")
     print("=" * WIDTH)
-    # Said before the first call: on a machine without numba's cache it compiles for about a
-    # minute, which would otherwise look like a hang.
+    # Said before the first call: on a machine without numba's cache it compiles for about
+    # half a minute, which would otherwise look like a hang.
     print("(first call: loading dtjit's compiled kernels, or compiling them once: about half")
-    print(" a minute on a new machine; `dtjit compile` compiles every path ahead of use)", flush=True)
+    print(
+        " a minute on a new machine; `dtjit compile` compiles every path ahead of use)", flush=True
+    )
     print()
     # Measured before anything else touches dtjit's kernels, so it is a true first call.
     first, again = _first_call_seconds()

@@ -16,7 +16,7 @@ compiled implementation, which depends on the compile flags) and are asked every
 are questions that fail. A repeated question gets the same signature and sets the same
 implementation key as a fresh one, so the typed IR and the kernels' machine code are
 unchanged. Registering new templates for a function gives it a new function type, with no
-answers kept.
+answers kept. The answers stay for the process: a few thousand small entries over every path.
 
 This replaces a method of a private numba class, read from numba 0.68: its signature and
 the attributes it relies on are checked on import, and where they differ :data:`MEMOISED`

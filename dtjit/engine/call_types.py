@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 
 from numba.core import types
 from numba.core.types.functions import BaseFunction
+
+from .numba_parts import written_as
 
 _numba_get_call_type = BaseFunction.get_call_type
 
@@ -75,16 +76,11 @@ def get_call_type_memoised(self, context, args, kws):
 
 def _supported() -> bool:
     """Return whether numba's method has the signature and the steps this module assumes."""
-    try:
-        source = inspect.getsource(_numba_get_call_type)
-    except (OSError, TypeError):
-        return False
-    return (
-        list(inspect.signature(_numba_get_call_type).parameters)
-        == ["self", "context", "args", "kws"]
-        # the template that answers sets the implementation key, in numba's words
-        and "self._impl_keys[sig.args] = temp.get_impl_key(sig)" in source
-        and "return sig" in source
+    # the template that answers sets the implementation key, in numba's words
+    return written_as(
+        _numba_get_call_type,
+        ["self._impl_keys[sig.args] = temp.get_impl_key(sig)", "return sig"],
+        parameters=["self", "context", "args", "kws"],
     )
 
 

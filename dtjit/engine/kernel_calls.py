@@ -49,6 +49,8 @@ from numba.core.debuginfo import DummyDIBuilder
 from numba.core.imputils import fix_returning_optional, impl_ret_new_ref
 from numba.core.typed_passes import NativeLowering
 
+from .numba_parts import written_as
+
 # Set (True) on the Python function of a kernel that only other kernels call.
 CALLEE_ONLY = "_dtjit_callee_only"
 
@@ -203,16 +205,18 @@ BY_SYMBOL = _supported()
 def _debug_sizes_skippable() -> bool:
     """Return whether numba's ``alloca_lltype`` is the one :class:`KernelCallLower` shortens."""
     method = lowering.Lower.alloca_lltype
-    try:
-        source = inspect.getsource(method)
-    except (OSError, TypeError):
-        return False
     return (
-        list(inspect.signature(method).parameters) == ["self", "name", "lltype", "datamodel"]
-        and "cgutils.alloca_once(self.builder, lltype," in source
-        and "name=name, zfill=False)" in source
-        and source.count("self.debuginfo.") == 1  # its only other effect: debug info
-        and "get_abi_sizeof" in source
+        written_as(
+            method,
+            [
+                "cgutils.alloca_once(self.builder, lltype,",
+                "name=name, zfill=False)",
+                "get_abi_sizeof",
+            ],
+            parameters=["self", "name", "lltype", "datamodel"],
+        )
+        # its only other effect is the debug info
+        and inspect.getsource(method).count("self.debuginfo.") == 1
     )
 
 

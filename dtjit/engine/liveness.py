@@ -28,9 +28,10 @@ and steps are checked on import, and where the installed numba's differ,
 from __future__ import annotations
 
 import functools
-import inspect
 
 from numba.core import postproc, transforms
+
+from .numba_parts import written_as
 
 _numba_run = postproc.PostProcessor.run
 
@@ -57,19 +58,16 @@ def run_without_entry_sets(self, emit_dels: bool = False, extend_lifetimes: bool
 
 def _supported() -> bool:
     """Return whether numba's ``run`` has the signature and steps this module knows."""
-    try:
-        source = inspect.getsource(_numba_run)
-    except (OSError, TypeError):
-        return False
     return (
-        list(inspect.signature(_numba_run).parameters) == ["self", "emit_dels", "extend_lifetimes"]
-        and hasattr(postproc.PostProcessor, "_insert_var_dels")
+        hasattr(postproc.PostProcessor, "_insert_var_dels")
         and hasattr(postproc, "VariableLifetime")
         and hasattr(transforms, "canonicalize_cfg")
         # the steps above, in numba's words
-        and "canonicalize_cfg" in source
-        and "compute_live_variables" in source
-        and "block_entry_vars" in source
+        and written_as(
+            _numba_run,
+            ["canonicalize_cfg", "compute_live_variables", "block_entry_vars"],
+            parameters=["self", "emit_dels", "extend_lifetimes"],
+        )
     )
 
 

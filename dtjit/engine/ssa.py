@@ -23,7 +23,6 @@ the pipeline keeps numba's pass.
 
 from __future__ import annotations
 
-import inspect
 from collections import defaultdict
 
 from numba.core import config, errors, ir, postproc
@@ -32,6 +31,8 @@ from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.compiler_machinery import register_pass
 from numba.core.ir_utils import build_definitions
 from numba.core.untyped_passes import ReconstructSSA
+
+from .numba_parts import written_as
 
 
 def _labels_holding(blocks) -> dict:
@@ -119,13 +120,6 @@ class ReconstructSSAByBlock(ReconstructSSA):
         return True
 
 
-def _source(function) -> str:
-    try:
-        return inspect.getsource(function)
-    except (OSError, TypeError):
-        return ""
-
-
 def _supported() -> bool:
     """Return whether numba's SSA functions are the ones this module mirrors (numba 0.68)."""
     names = ("_run_ssa", "_fresh_vars", "_fix_ssa_vars", "_run_block_rewrite",
@@ -134,19 +128,21 @@ def _supported() -> bool:
              "_FreshVarHandler", "_FixSSAVars", "reconstruct_ssa")  # fmt: skip
     if not all(hasattr(numba_ssa, name) for name in names):
         return False
-    run_ssa_source = _source(numba_ssa._run_ssa)
-    rewrite_source = _source(numba_ssa._run_block_rewrite)
-    fix_source = _source(numba_ssa._fix_ssa_vars)
-    pass_source = _source(ReconstructSSA.run_pass)
+    run_ssa_steps = [
+        "blocks, defmap = _fresh_vars(blocks, varname)",
+        "_fix_ssa_vars(blocks, varname, defmap, cfg, df_plus,",
+    ]
+    rewrite_steps = ["states['block'] = blk", "newblk = ir.Block(scope=blk.scope, loc=blk.loc)"]
+    pass_steps = [
+        "state.func_ir = reconstruct_ssa(state.func_ir)",
+        "build_definitions(state.func_ir.blocks)",
+        "post_proc.run(emit_dels=False)",
+    ]
     return (
-        "blocks, defmap = _fresh_vars(blocks, varname)" in run_ssa_source
-        and "_fix_ssa_vars(blocks, varname, defmap, cfg, df_plus," in run_ssa_source
-        and "states['block'] = blk" in rewrite_source
-        and "newblk = ir.Block(scope=blk.scope, loc=blk.loc)" in rewrite_source
-        and "curblk.body = philist + curblk.body" in fix_source
-        and "state.func_ir = reconstruct_ssa(state.func_ir)" in pass_source
-        and "build_definitions(state.func_ir.blocks)" in pass_source
-        and "post_proc.run(emit_dels=False)" in pass_source
+        written_as(numba_ssa._run_ssa, run_ssa_steps)
+        and written_as(numba_ssa._run_block_rewrite, rewrite_steps)
+        and written_as(numba_ssa._fix_ssa_vars, ["curblk.body = philist + curblk.body"])
+        and written_as(ReconstructSSA.run_pass, pass_steps)
         and hasattr(ReconstructSSA, "_patch_locals")
     )
 
